@@ -1,0 +1,156 @@
+"""Write a finished run as an Inspect AI eval log, so ``inspect view`` shows every transcript."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import theorembench
+
+
+@dataclass
+class LogSample:
+    id: str
+    epoch: int
+    messages: list[dict[str, str]]
+    target: str
+    completion: str
+    reasoning: str | None
+    score_value: str  # "C" correct, "I" incorrect
+    answer: str | None
+    explanation: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    error: str | None = None
+    total_time: float | None = None
+
+
+def default_log_dir() -> Path:
+    return Path(os.environ.get("INSPECT_LOG_DIR", "logs"))
+
+
+def write_inspect_log(
+    *,
+    task: str,
+    model: str,
+    dataset_name: str,
+    dataset_path: str,
+    samples: list[LogSample],
+    metrics: dict[str, float],
+    config: dict[str, Any],
+    started_at: datetime,
+    log_dir: Path,
+    run_id: str,
+) -> Path:
+    from inspect_ai.log import (
+        EvalConfig,
+        EvalDataset,
+        EvalLog,
+        EvalMetric,
+        EvalResults,
+        EvalSample,
+        EvalScore,
+        EvalSpec,
+        EvalStats,
+        write_eval_log,
+    )
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageSystem,
+        ChatMessageUser,
+        ContentReasoning,
+        ContentText,
+        ModelOutput,
+        ModelUsage,
+    )
+    from inspect_ai.scorer import Score
+
+    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser}
+    eval_samples = []
+    usage_total = ModelUsage()
+    for s in samples:
+        msgs: list[Any] = [kinds[m["role"]](content=m["content"]) for m in s.messages]
+        content: list[Any] = []
+        if s.reasoning:
+            content.append(ContentReasoning(reasoning=s.reasoning))
+        content.append(ContentText(text=s.completion))
+        msgs.append(ChatMessageAssistant(content=content, model=model))
+        usage = ModelUsage(
+            input_tokens=s.prompt_tokens,
+            output_tokens=s.completion_tokens,
+            total_tokens=s.prompt_tokens + s.completion_tokens,
+            reasoning_tokens=s.reasoning_tokens or None,
+        )
+        usage_total = usage_total + usage
+        output = ModelOutput.from_content(model=model, content=s.completion)
+        output.usage = usage
+        eval_samples.append(
+            EvalSample(
+                id=s.id,
+                epoch=s.epoch,
+                input=[m for m in msgs[:-1]],
+                target=s.target,
+                messages=msgs,
+                output=output,
+                scores={
+                    "mcq_match": Score(
+                        value=s.score_value, answer=s.answer or "", explanation=s.explanation
+                    )
+                },
+                metadata=s.metadata,
+                model_usage={model: usage},
+                total_time=s.total_time,
+                error=None,
+            )
+        )
+    now = datetime.now(UTC)
+    spec = EvalSpec(
+        run_id=run_id,
+        created=started_at.isoformat(),
+        task=task,
+        task_version=0,
+        dataset=EvalDataset(
+            name=dataset_name,
+            location=dataset_path,
+            samples=len({s.id for s in samples}),
+            sample_ids=sorted({s.id for s in samples}),
+            shuffled=False,
+        ),
+        model=model,
+        config=EvalConfig(epochs=max((s.epoch for s in samples), default=1)),
+        packages={"theorembench": theorembench.__version__},
+        metadata=config,
+    )
+    results = EvalResults(
+        total_samples=len(samples),
+        completed_samples=len(samples),
+        scores=[
+            EvalScore(
+                name="mcq_match",
+                scorer="mcq_match",
+                metrics={name: EvalMetric(name=name, value=value) for name, value in metrics.items()},
+            )
+        ],
+    )
+    log = EvalLog(
+        status="success",
+        eval=spec,
+        results=results,
+        stats=EvalStats(
+            started_at=started_at.isoformat(),
+            completed_at=now.isoformat(),
+            model_usage={model: usage_total},
+        ),
+        samples=eval_samples,
+    )
+    log_dir.mkdir(parents=True, exist_ok=True)
+    stamp = started_at.strftime("%Y-%m-%dT%H-%M-%S+00-00")
+    safe_task = task.replace("/", "-")
+    path = log_dir / f"{stamp}_{safe_task}_{run_id}.eval"
+    write_eval_log(log, str(path))
+    return path

@@ -1,0 +1,336 @@
+"""Run an MCQ evaluation: every item through the LLM layer, results into the store.
+
+Each answered item is committed to the store the moment it is scored, so a run
+killed at any point resumes (``resume=True``) with what was done: items answered
+without error are kept, failed ones are asked again, and calls already made come
+from the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from theorembench.evaluate.inspect_log import LogSample, default_log_dir, write_inspect_log
+from theorembench.evaluate.mcq.items import Dataset, Item
+from theorembench.evaluate.mcq.protocol import extract_answer, messages, shuffle_options
+from theorembench.evaluate.mcq.summary import sketch_gain, summarize
+from theorembench.llm import LLM, Completion, GenerateSettings, LLMError, ModelSpec
+from theorembench.store import Store, loads
+
+KIND = "eval.mcq"
+
+
+@dataclass
+class MCQConfig:
+    model: str
+    sketch: bool = False
+    n: int = 1
+    seed: int = 42
+    limit: int | None = None
+    resume: bool = False
+    prompt_style: str = "released"
+    settings: GenerateSettings = field(default_factory=lambda: GenerateSettings(max_tokens=16384))
+    out: Path | None = None
+    log_dir: Path | None = None
+    write_log: bool = True
+    spec: ModelSpec | None = None  # resolved endpoint; resolved from ``model`` when None
+
+    def signature(self, dataset_id: str) -> str:
+        payload = {
+            "dataset": dataset_id,
+            "model": self.model,
+            "sketch": self.sketch,
+            "n": self.n,
+            "seed": self.seed,
+            "prompt_style": self.prompt_style,
+            "settings": self.settings.cache_fields(),
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+@dataclass
+class ItemOutcome:
+    index: int
+    record: dict[str, Any]
+    resumed: bool = False
+
+
+@dataclass
+class MCQRun:
+    run_id: str
+    output: dict[str, Any]
+    out_path: Path
+    log_path: Path | None
+    resumed_items: int
+    calls_made: int
+    cache_hits: int
+
+
+def default_out_path(cfg: MCQConfig, month: str) -> Path:
+    safe_model = re.sub(r"[^A-Za-z0-9.\-]+", "_", cfg.model)
+    effort = cfg.settings.reasoning_effort or "default"
+    suffix = "_sketch" if cfg.sketch else ""
+    return Path("results") / month / f"accuracy_test_{safe_model}_{month}_{effort}{suffix}.json"
+
+
+def _sample_record(completion: Completion | None, error: str | None, correct_label: str) -> dict[str, Any]:
+    if completion is None:
+        return {
+            "model_answer": None, "raw_response": "", "reasoning": None, "is_correct": False,
+            "status": "error", "error": error, "prompt_tokens": 0, "completion_tokens": 0,
+            "total_tokens": 0, "reasoning_tokens": 0, "elapsed_seconds": 0.0,
+            "cost_usd": None, "call_id": None, "cached": False,
+        }  # fmt: skip
+    answer = extract_answer(completion.text)
+    return {
+        "model_answer": answer,
+        "raw_response": completion.text,
+        "reasoning": completion.reasoning,
+        "is_correct": answer == correct_label,
+        "status": "ok" if answer else "unparsed",
+        "error": None,
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "total_tokens": completion.total_tokens,
+        "reasoning_tokens": completion.reasoning_tokens,
+        "elapsed_seconds": round(completion.latency_s, 4),
+        "cost_usd": completion.cost_usd,
+        "call_id": completion.call_id,
+        "cached": completion.cached,
+        "attempts": completion.attempts,
+    }
+
+
+def _item_record(item: Item, raw: dict[str, Any], index: int, correct_label: str,
+                 origin: dict[str, str], samples: list[dict[str, Any]], cfg: MCQConfig) -> dict[str, Any]:  # fmt: skip
+    first = samples[0]
+    rubric = raw.get("qa quality eval")
+    score = rubric.get("total_score") if isinstance(rubric, dict) else None
+    record = {
+        "id": item.id,
+        "theorem_type": raw.get("theorem_type"),
+        "score": score,
+        "correct_answer": correct_label,
+        "model_answer": first["model_answer"],
+        "raw_response": first["raw_response"],
+        "is_correct": bool(first["is_correct"]),
+        "reasoning_effort": cfg.settings.reasoning_effort,
+        "prompt_tokens": first["prompt_tokens"],
+        "completion_tokens": first["completion_tokens"],
+        "total_tokens": first["total_tokens"],
+        "reasoning_tokens": first["reasoning_tokens"],
+        "elapsed_seconds": first["elapsed_seconds"],
+        "error": first["error"],
+        "n_samples": cfg.n,
+        "samples": samples if cfg.n > 1 else [],
+        # theorembench additions
+        "index": index,
+        "status": first["status"],
+        "option_origin": origin,
+        "reasoning": first["reasoning"],
+        "cost_usd": first["cost_usd"],
+        "call_id": first["call_id"],
+        "cached": first["cached"],
+    }
+    if cfg.n == 1:
+        record["samples"] = []
+    return record
+
+
+async def _evaluate_item(llm: LLM, spec: ModelSpec, cfg: MCQConfig, index: int, item: Item,
+                         raw: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
+    presented = shuffle_options(item, index, cfg.seed)
+    msgs = messages(item, presented, sketch=cfg.sketch, style=cfg.prompt_style)
+
+    async def one(sample: int) -> dict[str, Any]:
+        try:
+            completion = await llm.generate(spec, msgs, cfg.settings, purpose=KIND, sample=sample)
+        except LLMError as exc:
+            rec = _sample_record(None, f"{exc.kind}: {exc.message} (after {exc.attempts} attempts)",
+                                 presented.correct_label)  # fmt: skip
+            rec["call_id"] = exc.call_id
+            return rec
+        return _sample_record(completion, None, presented.correct_label)
+
+    samples = list(await asyncio.gather(*(one(s) for s in range(cfg.n))))
+    record = _item_record(item, raw, index, presented.correct_label, presented.origin, samples, cfg)
+    record["_messages"] = msgs
+    return record, samples
+
+
+async def run_mcq_async(
+    store: Store,
+    llm: LLM,
+    dataset: Dataset,
+    cfg: MCQConfig,
+    *,
+    on_start: Callable[[int, int], None] | None = None,
+    on_item: Callable[[dict[str, Any]], None] | None = None,
+) -> MCQRun:
+    spec = cfg.spec or llm.resolve(cfg.model)
+    indices = list(range(len(dataset.items)))
+    if cfg.limit is not None:
+        indices = indices[: cfg.limit]
+    store.put_dataset(
+        dataset.id, [(it.id, raw) for it, raw in zip(dataset.items, dataset.raw, strict=True)],
+        path=str(dataset.path), name=dataset.name,
+    )  # fmt: skip
+    signature = cfg.signature(dataset.id)
+    run_config = {
+        "file": str(dataset.path), "dataset_id": dataset.id, "model": cfg.model,
+        "sketch": cfg.sketch, "n": cfg.n, "seed": cfg.seed, "limit": cfg.limit,
+        "prompt_style": cfg.prompt_style, "settings": cfg.settings.model_dump(exclude_none=True),
+    }  # fmt: skip
+    done: dict[int, dict[str, Any]] = {}
+    run_id = None
+    if cfg.resume:
+        previous = store.latest_run(KIND, signature)
+        if previous is not None:
+            run_id = previous["id"]
+            for row in store.results(run_id):
+                if row["sample"] != 0:
+                    continue
+                record = loads(row["record"])
+                if record.get("status") in ("ok", "unparsed") and not record.get("error") and all(
+                    s.get("status") != "error" for s in record.get("samples") or []
+                ):
+                    done[row["idx"]] = record
+            store.set_run_status(run_id, "running")
+    if run_id is None:
+        run_id = store.create_run(KIND, signature, name=dataset.name, model=cfg.model,
+                                  dataset_id=dataset.id, config=run_config)  # fmt: skip
+    llm.run_id = run_id
+    started_at = datetime.now(UTC)
+    t0 = time.perf_counter()
+    calls_before, hits_before = llm.calls_made, llm.cache_hits
+    todo = [i for i in indices if i not in done]
+    if on_start:
+        on_start(len(indices), len(indices) - len(todo))
+    for i in indices:
+        if i in done and on_item:
+            on_item(done[i] | {"_resumed": True})
+    records: dict[int, dict[str, Any]] = dict(done)
+    transcripts: dict[int, list[dict[str, str]]] = {}
+
+    async def work(i: int) -> None:
+        record, samples = await _evaluate_item(llm, spec, cfg, i, dataset.items[i], dataset.raw[i])
+        transcripts[i] = record.pop("_messages")
+        records[i] = record
+        for s, sample in enumerate(samples):
+            store.put_result(
+                run_id, i, s, item_id=record["id"], status=sample["status"],
+                record=record if s == 0 else sample, call_id=sample["call_id"],
+                answer=sample["model_answer"], correct_label=record["correct_answer"],
+                is_correct=sample["is_correct"], error=sample["error"],
+            )  # fmt: skip
+        if on_item:
+            on_item(record)
+
+    try:
+        await asyncio.gather(*(work(i) for i in todo))
+    except BaseException:
+        store.set_run_status(run_id, "interrupted")
+        raise
+
+    items = {i: dataset.items[i] for i in indices}
+    ordered = {i: records[i] for i in indices}
+    summary = summarize(items, ordered, dataset.month)
+    summary["calls_made"] = llm.calls_made - calls_before
+    summary["cache_hits"] = llm.cache_hits - hits_before
+    summary["resumed_items"] = len(done)
+    summary["cost_usd_this_invocation"] = round(store.usage(run_id)["cost_usd"], 6)
+    summary["wall_seconds"] = round(time.perf_counter() - t0, 3)
+
+    other_sig = MCQConfig(**{**cfg.__dict__, "sketch": not cfg.sketch}).signature(dataset.id)
+    other = store.latest_run(KIND, other_sig)
+    if other is not None and other["status"] == "finished" and other["summary"]:
+        other_summary = loads(other["summary"])
+        with_s, without_s = (summary, other_summary) if cfg.sketch else (other_summary, summary)
+        summary["sketch_gain"] = sketch_gain(with_s, without_s)
+        summary["sketch_gain"]["other_run_id"] = other["id"]
+
+    all_block = summary["all"]
+    output = {
+        "test_info": {
+            "date": started_at.strftime("%Y-%m-%d"),
+            "model": cfg.model,
+            "month": dataset.month,
+            "reasoning_effort": cfg.settings.reasoning_effort,
+            "max_tokens": cfg.settings.max_tokens,
+            "seed": cfg.seed,
+            "n_samples": cfg.n,
+            "total_candidates": len(dataset.items),
+            "total_tested": len(indices),
+            "timestamp": started_at.isoformat(),
+            "sketch": cfg.sketch,
+            "prompt_style": cfg.prompt_style,
+            "file": str(dataset.path),
+            "dataset_sha256": dataset.id,
+            "run_id": run_id,
+            "temperature": cfg.settings.temperature,
+            "top_p": cfg.settings.top_p,
+        },
+        "summary": summary,
+        "overall": dict(all_block),
+        "detailed_results": [ordered[i] for i in indices],
+    }
+    out_path = cfg.out or default_out_path(cfg, dataset.month)
+    _write_json_atomic(out_path, output)
+
+    log_path = None
+    if cfg.write_log:
+        log_path = _write_log(cfg, dataset, indices, ordered, transcripts, summary, started_at, run_id)
+    store.set_run_status(run_id, "finished", summary)
+    return MCQRun(run_id, output, out_path, log_path, len(done),
+                  summary["calls_made"], summary["cache_hits"])  # fmt: skip
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False))
+    tmp.replace(path)
+
+
+def _write_log(cfg: MCQConfig, dataset: Dataset, indices: list[int], records: dict[int, dict[str, Any]],
+               transcripts: dict[int, list[dict[str, str]]], summary: dict[str, Any],
+               started_at: datetime, run_id: str) -> Path:  # fmt: skip
+    samples: list[LogSample] = []
+    for i in indices:
+        rec = records[i]
+        item = dataset.items[i]
+        msgs = transcripts.get(i) or messages(
+            item, shuffle_options(item, i, cfg.seed), sketch=cfg.sketch, style=cfg.prompt_style
+        )
+        per_sample = rec["samples"] or [rec]
+        for epoch, s in enumerate(per_sample, start=1):
+            samples.append(
+                LogSample(
+                    id=item.id, epoch=epoch, messages=msgs, target=rec["correct_answer"],
+                    completion=s["raw_response"] or (f"[error] {s['error']}" if s.get("error") else ""),
+                    reasoning=s.get("reasoning"), score_value="C" if s["is_correct"] else "I",
+                    answer=s["model_answer"],
+                    explanation=s.get("error") or f"extracted {s['model_answer']!r}, keyed {rec['correct_answer']}",
+                    metadata={"index": i, "theorem_type": rec["theorem_type"], "status": s.get("status"),
+                              "option_origin": rec["option_origin"]},
+                    prompt_tokens=s["prompt_tokens"], completion_tokens=s["completion_tokens"],
+                    reasoning_tokens=s["reasoning_tokens"], error=s.get("error"),
+                    total_time=s.get("elapsed_seconds"),
+                )  # fmt: skip
+            )
+    task = "theorembench/mcq" + ("_sketch" if cfg.sketch else "")
+    metrics = {"accuracy": summary["all"]["accuracy"]}
+    return write_inspect_log(
+        task=task, model=cfg.model, dataset_name=dataset.name, dataset_path=str(dataset.path),
+        samples=samples, metrics=metrics, config={"run_id": run_id, "sketch": cfg.sketch},
+        started_at=started_at, log_dir=cfg.log_dir or default_log_dir(), run_id=run_id,
+    )  # fmt: skip

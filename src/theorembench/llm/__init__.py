@@ -1,0 +1,19 @@
+"""One LLM layer for every stage: providers through Inspect AI, cache, retries, usage and cost."""
+
+from theorembench.llm.client import LLM, Completion, GenerateSettings, LLMError, classify
+from theorembench.llm.models import ModelConfigError, ModelSpec, resolve_model
+from theorembench.llm.pricing import PriceTable
+from theorembench.llm.structured import StructuredOutputError
+
+__all__ = [
+    "LLM",
+    "Completion",
+    "GenerateSettings",
+    "LLMError",
+    "ModelConfigError",
+    "ModelSpec",
+    "PriceTable",
+    "StructuredOutputError",
+    "classify",
+    "resolve_model",
+]

@@ -1,0 +1,446 @@
+"""One LLM client for everything: generation stages, judges and evaluated models.
+
+Calls go through Inspect AI's model API (so every provider Inspect knows is
+available under its usual name). Around it this module adds what a benchmark
+pipeline needs:
+
+* a response cache in the store: an identical request (same model, messages,
+  generation settings and sample index) is answered from disk and never paid twice;
+* bounded retries with exponential backoff that honours ``Retry-After``; every
+  failed attempt is classified and the final failure is recorded with its reason;
+* a per-model concurrency limit;
+* a usage ledger: prompt, completion and reasoning tokens, latency, provider,
+  model and cost (from the editable price table) for every call made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from theorembench.llm.models import ModelSpec, resolve_model
+from theorembench.llm.pricing import PriceTable
+from theorembench.store import Store
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+
+
+class GenerateSettings(BaseModel):
+    """Per-call generation settings. Only the first group changes what a model answers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    thinking_budget: int | None = None
+    seed: int | None = None
+    extra_body: dict[str, Any] | None = None
+    # transport settings: not part of the cache key
+    timeout: float | None = Field(default=None, description="seconds per attempt")
+    max_retries: int = Field(default=3, ge=0, le=20)
+    max_connections: int | None = Field(default=None, ge=1)
+
+    def cache_fields(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"timeout", "max_retries", "max_connections"})
+
+
+@dataclass
+class Completion:
+    text: str
+    model: str
+    call_id: int
+    cached: bool
+    reasoning: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    total_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    attempts: int = 1
+    finish_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class LLMError(RuntimeError):
+    """A call that failed for good, after its bounded retries."""
+
+    def __init__(self, kind: str, message: str, *, attempts: int, call_id: int | None = None):
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+        self.attempts = attempts
+        self.call_id = call_id
+
+
+@dataclass
+class _Failure:
+    kind: str
+    retryable: bool
+    message: str
+    retry_after: float | None = None
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    seen = 0
+    while seen < 10:
+        seen += 1
+        last = getattr(exc, "last_attempt", None)  # tenacity.RetryError
+        if last is not None and hasattr(last, "exception") and last.exception() is not None:
+            exc = last.exception()
+            continue
+        if type(exc).__name__ == "ModelGenerateError" and exc.__cause__ is not None:
+            exc = exc.__cause__
+            continue
+        break
+    return exc
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def classify(exc: BaseException) -> _Failure:
+    """Decide whether a failed attempt is worth retrying, and name its cause."""
+    exc = _unwrap(exc)
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    message = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        if status == 429:
+            return _Failure("rate_limited", True, f"HTTP 429: {message}", _retry_after(exc))
+        if status in (408, 409) or status >= 500:
+            return _Failure("server_error", True, f"HTTP {status}: {message}", _retry_after(exc))
+        if status in (401, 403):
+            return _Failure("auth_error", False, f"HTTP {status}: {message}")
+        if status == 404:
+            return _Failure("not_found", False, f"HTTP 404: {message}")
+        return _Failure("bad_request", False, f"HTTP {status}: {message}")
+    if names & {"APITimeoutError", "TimeoutException", "TimeoutError", "AttemptTimeoutError"}:
+        return _Failure("timeout", True, message)
+    if names & {"APIConnectionError", "TransportError", "ConnectionError", "RemoteProtocolError"}:
+        return _Failure("connection_error", True, message)
+    if names & {"JSONDecodeError", "APIResponseValidationError", "ValidationError"}:
+        return _Failure("malformed_response", True, message)
+    return _Failure("error", False, f"{type(exc).__name__}: {message}")
+
+
+def cache_key(spec: ModelSpec, messages: list[Message], settings: GenerateSettings,
+              sample: int, schema: dict[str, Any] | None) -> str:  # fmt: skip
+    payload = {
+        "model": spec.name,
+        "messages": messages,
+        "settings": settings.cache_fields(),
+        "sample": sample,
+        "schema": schema,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _backoff(attempt: int, retry_after: float | None) -> float:
+    base = float(os.environ.get("THEOREMBENCH_RETRY_BACKOFF", "1.0"))
+    cap = float(os.environ.get("THEOREMBENCH_RETRY_BACKOFF_MAX", "60"))
+    if retry_after is not None:
+        return min(retry_after, cap)
+    return min(cap, base * (2 ** (attempt - 1))) * random.uniform(0.5, 1.0)
+
+
+@dataclass
+class _Bound:
+    spec: ModelSpec
+    inspect_model: Any
+    semaphore: asyncio.Semaphore | None = None
+    max_connections: int = 1
+    loop: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class LLM:
+    """The client. One per process (or per run); share it between stages."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        prices: PriceTable | None = None,
+        use_cache: bool = True,
+        run_id: str | None = None,
+    ):
+        self.store = store
+        self.prices = prices or PriceTable.load()
+        self.use_cache = use_cache
+        self.run_id = run_id
+        self._models: dict[tuple[str, str | None], _Bound] = {}
+        self.calls_made = 0
+        self.cache_hits = 0
+
+    # -- model resolution ---------------------------------------------------
+
+    def resolve(self, name: str, *, base_url: str | None = None, api_key: str | None = None) -> ModelSpec:
+        """Check a model name and its credentials now, before any work starts."""
+        return resolve_model(name, base_url=base_url, api_key=api_key)
+
+    def _bound(self, spec: ModelSpec, settings: GenerateSettings) -> _Bound:
+        key = (spec.name, spec.base_url)
+        bound = self._models.get(key)
+        loop = asyncio.get_running_loop()
+        if bound is None:
+            from inspect_ai.model import get_model
+
+            base_url, api_key = spec.base_url, spec.api_key
+            if spec.is_local:
+                from theorembench.llm.local import ensure_local
+
+                base_url = base_url or ensure_local(spec.model)
+                api_key = api_key or "local"
+            model_args: dict[str, Any] = {}
+            if spec.provider in ("openai", "openai-api", "vllm", "sglang", "ollama",
+                                 "llama-cpp-python", "local", "together", "openrouter",
+                                 "deepseek", "fireworks", "groq", "grok"):  # fmt: skip
+                model_args["max_retries"] = 0  # retries are ours, bounded and recorded
+            elif spec.provider == "anthropic":
+                model_args["max_retries"] = 0
+            inspect_model = get_model(
+                spec.inspect_name, base_url=base_url, api_key=api_key, memoize=False, **model_args
+            )
+            default_conns = 1 if spec.is_local else 16
+            bound = _Bound(spec, inspect_model, max_connections=settings.max_connections or default_conns)
+            self._models[key] = bound
+        if bound.semaphore is None or bound.loop is not loop:
+            if settings.max_connections:
+                bound.max_connections = settings.max_connections
+            bound.semaphore = asyncio.Semaphore(bound.max_connections)
+            bound.loop = loop
+        return bound
+
+    # -- generation -----------------------------------------------------------
+
+    async def generate(
+        self,
+        model: str | ModelSpec,
+        messages: list[Message],
+        settings: GenerateSettings | None = None,
+        *,
+        purpose: str = "generate",
+        sample: int = 0,
+        schema: dict[str, Any] | None = None,
+        use_cache: bool | None = None,
+    ) -> Completion:
+        """Ask a model once; answered from the cache when this exact call was made before."""
+        settings = settings or GenerateSettings()
+        spec = model if isinstance(model, ModelSpec) else self.resolve(model)
+        key = cache_key(spec, messages, settings, sample, schema)
+        if self.use_cache if use_cache is None else use_cache:
+            row = self.store.cached_call(key)
+            if row is not None:
+                self.cache_hits += 1
+                return _completion_from_row(row, cached=True)
+
+        bound = self._bound(spec, settings)
+        config = self._inspect_config(spec, settings, schema, bound.max_connections)
+        inspect_input = _to_inspect(messages)
+        failures: list[str] = []
+        attempt = 0
+        request = {"messages": messages, "settings": settings.model_dump(exclude_none=True),
+                   "sample": sample, "schema": schema}  # fmt: skip
+        while True:
+            attempt += 1
+            started = time.perf_counter()
+            try:
+                assert bound.semaphore is not None
+                async with bound.semaphore:
+                    started = time.perf_counter()
+                    output = await bound.inspect_model.generate(inspect_input, config=config)
+                if getattr(output, "error", None):
+                    raise _ModelOutputError(str(output.error))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every provider error is classified
+                failure = classify(exc)
+                failures.append(f"attempt {attempt}: {failure.kind}: {failure.message}")
+                if failure.retryable and attempt <= settings.max_retries:
+                    await asyncio.sleep(_backoff(attempt, failure.retry_after))
+                    continue
+                call_id = self.store.record_call(
+                    cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
+                    provider=spec.provider, request=request, status="error",
+                    error="; ".join(failures), attempts=attempt,
+                    latency_s=time.perf_counter() - started,
+                )  # fmt: skip
+                raise LLMError(failure.kind, failure.message, attempts=attempt, call_id=call_id) from None
+            latency = time.perf_counter() - started
+            break
+
+        self.calls_made += 1
+        text = output.completion or ""
+        reasoning = _reasoning_text(output)
+        usage = output.usage
+        cached_prompt = (usage.input_tokens_cache_read or 0) if usage else 0
+        prompt_tokens = (
+            usage.input_tokens + cached_prompt + (usage.input_tokens_cache_write or 0) if usage else 0
+        )
+        completion_tokens = usage.output_tokens if usage else 0
+        reasoning_tokens = (usage.reasoning_tokens or 0) if usage else 0
+        cost = self.prices.cost(spec.name, prompt_tokens, completion_tokens, cached_prompt)
+        finish = output.stop_reason if hasattr(output, "stop_reason") else None
+        response = {"text": text, "reasoning": reasoning, "finish_reason": finish,
+                    "model": output.model, "failed_attempts": failures}  # fmt: skip
+        call_id = self.store.record_call(
+            cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
+            provider=spec.provider, request=request, response_text=text, response=response,
+            status="ok", attempts=attempt, prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens, reasoning_tokens=reasoning_tokens,
+            total_tokens=prompt_tokens + completion_tokens, latency_s=latency, cost_usd=cost,
+        )  # fmt: skip
+        return Completion(
+            text=text, model=spec.name, call_id=call_id, cached=False, reasoning=reasoning,
+            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            reasoning_tokens=reasoning_tokens, total_tokens=prompt_tokens + completion_tokens,
+            latency_s=latency, cost_usd=cost, attempts=attempt, finish_reason=finish,
+        )  # fmt: skip
+
+    def _inspect_config(self, spec: ModelSpec, settings: GenerateSettings,
+                        schema: dict[str, Any] | None, max_connections: int) -> Any:  # fmt: skip
+        from inspect_ai.model import GenerateConfig, ResponseSchema
+        from inspect_ai.util import JSONSchema
+
+        extra_body = dict(settings.extra_body or {})
+        response_schema = None
+        if schema is not None:
+            if spec.is_local or spec.provider == "llama-cpp-python":
+                # llama.cpp's server rejects response_format type json_schema (HTTP 500)
+                # but constrains decoding with type json_object plus a schema.
+                extra_body["response_format"] = {"type": "json_object", "schema": schema}
+            else:
+                response_schema = ResponseSchema(
+                    name="answer", json_schema=JSONSchema.model_validate(schema), strict=False
+                )
+        timeout = int(settings.timeout) if settings.timeout else None
+        return GenerateConfig(
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            max_tokens=settings.max_tokens,
+            reasoning_effort=settings.reasoning_effort,  # type: ignore[arg-type]
+            reasoning_tokens=settings.thinking_budget,
+            seed=settings.seed,
+            max_retries=0,
+            attempt_timeout=timeout if timeout else None,
+            timeout=None,
+            max_connections=max_connections,
+            response_schema=response_schema,
+            extra_body=extra_body or None,
+        )
+
+    # -- structured output -------------------------------------------------------
+
+    async def generate_json(
+        self,
+        model: str | ModelSpec,
+        messages: list[Message],
+        schema: dict[str, Any],
+        settings: GenerateSettings | None = None,
+        *,
+        purpose: str = "generate_json",
+        sample: int = 0,
+        repair_attempts: int = 2,
+    ) -> tuple[Any, list[Completion]]:
+        """Ask for JSON matching ``schema``; returns the validated object and every completion.
+
+        An invalid reply gets up to ``repair_attempts`` follow-up turns that quote the
+        validation error and ask for corrected JSON only.
+        """
+        from theorembench.llm.structured import StructuredOutputError, parse_and_validate
+
+        completions: list[Completion] = []
+        convo = list(messages)
+        last_error = ""
+        for repair in range(repair_attempts + 1):
+            completion = await self.generate(
+                model, convo, settings, purpose=purpose if repair == 0 else f"{purpose}.repair",
+                sample=sample, schema=schema,
+            )  # fmt: skip
+            completions.append(completion)
+            try:
+                return parse_and_validate(completion.text, schema), completions
+            except StructuredOutputError as exc:
+                last_error = str(exc)
+                convo = [*convo, {"role": "assistant", "content": completion.text},
+                         {"role": "user", "content": _repair_prompt(last_error)}]  # fmt: skip
+        raise StructuredOutputError(
+            f"no valid JSON after {repair_attempts} repair attempts: {last_error}",
+            raw=completions[-1].text if completions else "",
+            call_ids=[c.call_id for c in completions],
+        )
+
+
+class _ModelOutputError(RuntimeError):
+    pass
+
+
+def _repair_prompt(error: str) -> str:
+    return (
+        "Your previous reply could not be used: "
+        f"{error}\nReply again with only the corrected JSON value, no commentary and no code fence."
+    )
+
+
+def _to_inspect(messages: list[Message]) -> list[Any]:
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
+
+    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+    out = []
+    for msg in messages:
+        role = msg.get("role")
+        if role not in kinds:
+            raise ValueError(f"unknown message role {role!r}")
+        out.append(kinds[role](content=msg["content"]))
+    return out
+
+
+def _reasoning_text(output: Any) -> str | None:
+    try:
+        content = output.choices[0].message.content
+    except (AttributeError, IndexError):
+        return None
+    if isinstance(content, str):
+        return None
+    parts = []
+    for c in content:
+        if getattr(c, "type", "") != "reasoning":
+            continue
+        # a redacted block (e.g. Anthropic's signed thinking) carries its readable text as summary
+        parts.append((c.summary or "") if c.redacted else (c.reasoning or c.summary or ""))
+    text = "\n".join(p for p in parts if p)
+    return text or None
+
+
+def _completion_from_row(row: Any, *, cached: bool) -> Completion:
+    response = json.loads(row["response"]) if row["response"] else {}
+    return Completion(
+        text=row["response_text"] or "", model=row["model"], call_id=row["id"], cached=cached,
+        reasoning=response.get("reasoning"), prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"], reasoning_tokens=row["reasoning_tokens"],
+        total_tokens=row["total_tokens"], latency_s=row["latency_s"], cost_usd=row["cost_usd"],
+        attempts=row["attempts"], finish_reason=response.get("finish_reason"),
+    )  # fmt: skip

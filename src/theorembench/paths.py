@@ -1,0 +1,31 @@
+"""Where theorembench keeps its files.
+
+Everything lives under one home folder (``THEOREMBENCH_HOME``, default
+``./.theorembench`` in the working directory) so that a project folder carries
+its own store, response cache and logs. The store can be pointed elsewhere with
+``--db`` or ``THEOREMBENCH_DB``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def home() -> Path:
+    return Path(os.environ.get("THEOREMBENCH_HOME", ".theorembench")).expanduser()
+
+
+def default_db() -> Path:
+    env = os.environ.get("THEOREMBENCH_DB")
+    if env:
+        return Path(env).expanduser()
+    return home() / "theorembench.db"
+
+
+def runtime_dir() -> Path:
+    """Folder for state shared between processes (the local model server)."""
+    env = os.environ.get("THEOREMBENCH_RUNTIME")
+    path = Path(env).expanduser() if env else Path.home() / ".cache" / "theorembench"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,98 @@
+"""Terminal tables and a Markdown report for MCQ results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _pct(block: dict[str, Any]) -> str:
+    return f"{100 * block['accuracy']:.1f}%"
+
+
+def _money(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:.4f}"
+
+
+def summary_tables(output: dict[str, Any]) -> list[Table]:
+    info, summary = output["test_info"], output["summary"]
+    mode = "with sketch" if info.get("sketch") else "without sketch"
+    head = Table(title=f"{info['model']} on {info.get('file', '')} ({mode})", title_justify="left")
+    for col in ("items", "right", "acc", "unparsed", "errors", "mean out tok", "calls", "cached", "cost"):
+        head.add_column(col, justify="right")
+    a = summary["all"]
+    head.add_row(
+        str(a["total"]), str(a["correct"]), _pct(a), str(summary["unparsed"]), str(summary["errors"]),
+        f"{summary['mean_completion_tokens']:.0f}", str(summary.get("calls_made", "")),
+        str(summary.get("cache_hits", "")), _money(summary.get("cost_usd")),
+    )  # fmt: skip
+    tables = [head]
+    for key, title in (("by_theorem_type", "logical category"), ("by_choice_style", "choice style"),
+                       ("by_month", "month")):  # fmt: skip
+        groups = summary.get(key) or {}
+        if not groups:
+            continue
+        t = Table(title=f"accuracy by {title}", title_justify="left")
+        t.add_column(title)
+        t.add_column("correct / total", justify="right")
+        t.add_column("accuracy", justify="right")
+        gain = (summary.get("sketch_gain") or {}).get(key, {})
+        if gain:
+            t.add_column("sketch gain (pp)", justify="right")
+        for name, block in groups.items():
+            row = [name, f"{block['correct']} / {block['total']}", _pct(block)]
+            if gain:
+                row.append(f"{gain[name]['gain_pp']:+.1f}" if name in gain else "")
+            t.add_row(*row)
+        tables.append(t)
+    if summary.get("sketch_gain"):
+        g = summary["sketch_gain"]["all"]
+        t = Table(title="sketch gain (same file, model and settings)", title_justify="left")
+        for col in ("without sketch", "with sketch", "gain"):
+            t.add_column(col, justify="right")
+        t.add_row(f"{100 * g['without_sketch']:.1f}%", f"{100 * g['with_sketch']:.1f}%", f"{g['gain_pp']:+.1f} pp")
+        tables.append(t)
+    return tables
+
+
+def print_summary(output: dict[str, Any], console: Console | None = None) -> None:
+    console = console or Console()
+    for table in summary_tables(output):
+        console.print(table)
+
+
+def markdown_report(output: dict[str, Any], *, json_path: str, log_path: str | None) -> str:
+    info, summary = output["test_info"], output["summary"]
+    a = summary["all"]
+    lines = [
+        f"# theorembench MCQ report: {info['model']}",
+        "",
+        f"- file: `{info.get('file')}` ({info['total_tested']} of {info['total_candidates']} items, "
+        f"month {info['month']})",
+        f"- mode: {'sketch-aware (Mode 2)' if info.get('sketch') else 'selection (Mode 1)'}, "
+        f"seed {info['seed']}, {info['n_samples']} sample(s) per item, prompt style {info.get('prompt_style')}",
+        f"- accuracy: **{a['correct']} / {a['total']} = {100 * a['accuracy']:.1f}%** "
+        f"(random guessing: 20%); unparsed replies: {summary['unparsed']}; errors: {summary['errors']}",
+        f"- mean completion tokens: {summary['mean_completion_tokens']:.0f}; cost: {_money(summary.get('cost_usd'))}",
+        f"- results JSON: `{json_path}`" + (f"; Inspect log: `{log_path}` (open with `inspect view`)" if log_path else ""),
+        "",
+    ]
+    for key, title in (("by_theorem_type", "Logical category"), ("by_choice_style", "Choice style"),
+                       ("by_month", "Month")):  # fmt: skip
+        groups = summary.get(key) or {}
+        if not groups:
+            continue
+        lines += [f"## {title}", "", f"| {title.lower()} | correct | total | accuracy |", "|---|---:|---:|---:|"]
+        for name, block in groups.items():
+            lines.append(f"| {name} | {block['correct']} | {block['total']} | {100 * block['accuracy']:.1f}% |")
+        lines.append("")
+    lines += ["## Items", "", "| id | keyed | answered | correct | status |", "|---|---|---|---|---|"]
+    for rec in output["detailed_results"]:
+        lines.append(
+            f"| {rec['id']} | {rec['correct_answer']} | {rec['model_answer'] or '—'} | "
+            f"{'yes' if rec['is_correct'] else 'no'} | {rec.get('status', '')} |"
+        )
+    lines.append("")
+    return "\n".join(lines)
