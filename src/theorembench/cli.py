@@ -157,7 +157,10 @@ def run_mcq_command(
         progress.update(task_id, advance=1, acc=acc, errors=tally["errors"])
 
     async def go() -> Any:
-        return await run_mcq_async(store, llm, dataset, cfg, on_start=on_start, on_item=on_item)
+        try:
+            return await run_mcq_async(store, llm, dataset, cfg, on_start=on_start, on_item=on_item)
+        finally:
+            await llm.aclose()
 
     try:
         with progress:

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from theorembench.llm.backends import choose_backend
 from theorembench.llm.models import ModelSpec, resolve_model
 from theorembench.llm.pricing import PriceTable
 from theorembench.store import Store
@@ -127,20 +128,25 @@ def classify(exc: BaseException) -> _Failure:
     message = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
+        after = getattr(exc, "retry_after", None)
+        after = after if isinstance(after, int | float) else _retry_after(exc)
         if status == 429:
-            return _Failure("rate_limited", True, f"HTTP 429: {message}", _retry_after(exc))
+            return _Failure("rate_limited", True, f"HTTP 429: {message}", after)
         if status in (408, 409) or status >= 500:
-            return _Failure("server_error", True, f"HTTP {status}: {message}", _retry_after(exc))
+            return _Failure("server_error", True, f"HTTP {status}: {message}", after)
         if status in (401, 403):
             return _Failure("auth_error", False, f"HTTP {status}: {message}")
         if status == 404:
             return _Failure("not_found", False, f"HTTP 404: {message}")
         return _Failure("bad_request", False, f"HTTP {status}: {message}")
-    if names & {"APITimeoutError", "TimeoutException", "TimeoutError", "AttemptTimeoutError"}:
+    if names & {"APITimeoutError", "TimeoutException", "TimeoutError", "AttemptTimeoutError",
+                 "ServerTimeoutError"}:  # fmt: skip
         return _Failure("timeout", True, message)
-    if names & {"APIConnectionError", "TransportError", "ConnectionError", "RemoteProtocolError"}:
+    if names & {"APIConnectionError", "TransportError", "ConnectionError", "RemoteProtocolError",
+                 "ClientConnectionError", "ClientPayloadError", "ServerDisconnectedError"}:  # fmt: skip
         return _Failure("connection_error", True, message)
-    if names & {"JSONDecodeError", "APIResponseValidationError", "ValidationError"}:
+    if names & {"JSONDecodeError", "APIResponseValidationError", "ValidationError",
+                 "MalformedResponseError", "ContentTypeError"}:  # fmt: skip
         return _Failure("malformed_response", True, message)
     return _Failure("error", False, f"{type(exc).__name__}: {message}")
 
@@ -169,11 +175,10 @@ def _backoff(attempt: int, retry_after: float | None) -> float:
 @dataclass
 class _Bound:
     spec: ModelSpec
-    inspect_model: Any
+    backend: Any
     semaphore: asyncio.Semaphore | None = None
     max_connections: int = 1
     loop: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class LLM:
@@ -186,11 +191,13 @@ class LLM:
         prices: PriceTable | None = None,
         use_cache: bool = True,
         run_id: str | None = None,
+        backend: str | None = None,
     ):
         self.store = store
         self.prices = prices or PriceTable.load()
         self.use_cache = use_cache
         self.run_id = run_id
+        self.backend_preference = backend
         self._models: dict[tuple[str, str | None], _Bound] = {}
         self.calls_made = 0
         self.cache_hits = 0
@@ -199,33 +206,35 @@ class LLM:
 
     def resolve(self, name: str, *, base_url: str | None = None, api_key: str | None = None) -> ModelSpec:
         """Check a model name and its credentials now, before any work starts."""
-        return resolve_model(name, base_url=base_url, api_key=api_key)
+        spec = resolve_model(name, base_url=base_url, api_key=api_key)
+        choose_backend(spec.provider, self.backend_preference)  # a bad choice fails now too
+        return spec
 
     def _bound(self, spec: ModelSpec, settings: GenerateSettings) -> _Bound:
         key = (spec.name, spec.base_url)
         bound = self._models.get(key)
         loop = asyncio.get_running_loop()
         if bound is None:
-            from inspect_ai.model import get_model
-
             base_url, api_key = spec.base_url, spec.api_key
             if spec.is_local:
                 from theorembench.llm.local import ensure_local
 
                 base_url = base_url or ensure_local(spec.model)
                 api_key = api_key or "local"
-            model_args: dict[str, Any] = {}
-            if spec.provider in ("openai", "openai-api", "vllm", "sglang", "ollama",
-                                 "llama-cpp-python", "local", "together", "openrouter",
-                                 "deepseek", "fireworks", "groq", "grok"):  # fmt: skip
-                model_args["max_retries"] = 0  # retries are ours, bounded and recorded
-            elif spec.provider == "anthropic":
-                model_args["max_retries"] = 0
-            inspect_model = get_model(
-                spec.inspect_name, base_url=base_url, api_key=api_key, memoize=False, **model_args
-            )
+            llama_cpp = spec.is_local or spec.provider == "llama-cpp-python"
+            kind = choose_backend(spec.provider, self.backend_preference)
+            backend: Any
+            if kind == "direct":
+                from theorembench.llm.backends.openai_compat import OpenAICompatBackend
+
+                assert base_url is not None
+                backend = OpenAICompatBackend(base_url, api_key, spec.model, llama_cpp=llama_cpp)
+            else:
+                from theorembench.llm.backends.inspect_backend import InspectBackend
+
+                backend = InspectBackend(spec.inspect_name, spec.provider, base_url, api_key, llama_cpp=llama_cpp)
             default_conns = 1 if spec.is_local else 16
-            bound = _Bound(spec, inspect_model, max_connections=settings.max_connections or default_conns)
+            bound = _Bound(spec, backend, max_connections=settings.max_connections or default_conns)
             self._models[key] = bound
         if bound.semaphore is None or bound.loop is not loop:
             if settings.max_connections:
@@ -233,6 +242,10 @@ class LLM:
             bound.semaphore = asyncio.Semaphore(bound.max_connections)
             bound.loop = loop
         return bound
+
+    async def aclose(self) -> None:
+        for bound in self._models.values():
+            await bound.backend.aclose()
 
     # -- generation -----------------------------------------------------------
 
@@ -250,107 +263,66 @@ class LLM:
         """Ask a model once; answered from the cache when this exact call was made before."""
         settings = settings or GenerateSettings()
         spec = model if isinstance(model, ModelSpec) else self.resolve(model)
-        key = cache_key(spec, messages, settings, sample, schema)
-        if self.use_cache if use_cache is None else use_cache:
-            row = self.store.cached_call(key)
-            if row is not None:
-                self.cache_hits += 1
-                return _completion_from_row(row, cached=True)
-
         bound = self._bound(spec, settings)
-        config = self._inspect_config(spec, settings, schema, bound.max_connections)
-        inspect_input = _to_inspect(messages)
+        assert bound.semaphore is not None
         failures: list[str] = []
         attempt = 0
+        error: tuple[_Failure, float] | None = None
+        # The connection slot is taken before the cache look-up, so that a burst of
+        # thousands of queued calls does not delay the first requests (it spreads the
+        # look-up work over the run); backoff sleeps keep the slot, easing a 429 storm.
+        async with bound.semaphore:
+            key = cache_key(spec, messages, settings, sample, schema)
+            if self.use_cache if use_cache is None else use_cache:
+                row = self.store.cached_call(key)
+                if row is not None:
+                    self.cache_hits += 1
+                    return _completion_from_row(row, cached=True)
+            while True:
+                attempt += 1
+                started = time.perf_counter()
+                try:
+                    raw = await bound.backend.generate(messages, settings, schema, bound.max_connections)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - every provider error is classified
+                    failure = classify(exc)
+                    failures.append(f"attempt {attempt}: {failure.kind}: {failure.message}")
+                    if failure.retryable and attempt <= settings.max_retries:
+                        await asyncio.sleep(_backoff(attempt, failure.retry_after))
+                        continue
+                    error = (failure, time.perf_counter() - started)
+                break
+        latency = time.perf_counter() - started
         request = {"messages": messages, "settings": settings.model_dump(exclude_none=True),
                    "sample": sample, "schema": schema}  # fmt: skip
-        while True:
-            attempt += 1
-            started = time.perf_counter()
-            try:
-                assert bound.semaphore is not None
-                async with bound.semaphore:
-                    started = time.perf_counter()
-                    output = await bound.inspect_model.generate(inspect_input, config=config)
-                if getattr(output, "error", None):
-                    raise _ModelOutputError(str(output.error))
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - every provider error is classified
-                failure = classify(exc)
-                failures.append(f"attempt {attempt}: {failure.kind}: {failure.message}")
-                if failure.retryable and attempt <= settings.max_retries:
-                    await asyncio.sleep(_backoff(attempt, failure.retry_after))
-                    continue
-                call_id = self.store.record_call(
-                    cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
-                    provider=spec.provider, request=request, status="error",
-                    error="; ".join(failures), attempts=attempt,
-                    latency_s=time.perf_counter() - started,
-                )  # fmt: skip
-                raise LLMError(failure.kind, failure.message, attempts=attempt, call_id=call_id) from None
-            latency = time.perf_counter() - started
-            break
+        if error is not None:
+            failure, latency = error
+            call_id = self.store.record_call(
+                cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
+                provider=spec.provider, request=request, status="error",
+                error="; ".join(failures), attempts=attempt, latency_s=latency,
+            )  # fmt: skip
+            raise LLMError(failure.kind, failure.message, attempts=attempt, call_id=call_id)
 
         self.calls_made += 1
-        text = output.completion or ""
-        reasoning = _reasoning_text(output)
-        usage = output.usage
-        cached_prompt = (usage.input_tokens_cache_read or 0) if usage else 0
-        prompt_tokens = (
-            usage.input_tokens + cached_prompt + (usage.input_tokens_cache_write or 0) if usage else 0
-        )
-        completion_tokens = usage.output_tokens if usage else 0
-        reasoning_tokens = (usage.reasoning_tokens or 0) if usage else 0
-        cost = self.prices.cost(spec.name, prompt_tokens, completion_tokens, cached_prompt)
-        finish = output.stop_reason if hasattr(output, "stop_reason") else None
-        response = {"text": text, "reasoning": reasoning, "finish_reason": finish,
-                    "model": output.model, "failed_attempts": failures}  # fmt: skip
+        cost = self.prices.cost(spec.name, raw.prompt_tokens, raw.completion_tokens, raw.cached_tokens)
+        total = raw.prompt_tokens + raw.completion_tokens
+        response = {"text": raw.text, "reasoning": raw.reasoning, "finish_reason": raw.finish_reason,
+                    "model": raw.model, "backend": bound.backend.name, "failed_attempts": failures}  # fmt: skip
         call_id = self.store.record_call(
             cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
-            provider=spec.provider, request=request, response_text=text, response=response,
-            status="ok", attempts=attempt, prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens, reasoning_tokens=reasoning_tokens,
-            total_tokens=prompt_tokens + completion_tokens, latency_s=latency, cost_usd=cost,
+            provider=spec.provider, request=request, response_text=raw.text, response=response,
+            status="ok", attempts=attempt, prompt_tokens=raw.prompt_tokens,
+            completion_tokens=raw.completion_tokens, reasoning_tokens=raw.reasoning_tokens,
+            total_tokens=total, latency_s=latency, cost_usd=cost,
         )  # fmt: skip
         return Completion(
-            text=text, model=spec.name, call_id=call_id, cached=False, reasoning=reasoning,
-            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-            reasoning_tokens=reasoning_tokens, total_tokens=prompt_tokens + completion_tokens,
-            latency_s=latency, cost_usd=cost, attempts=attempt, finish_reason=finish,
+            text=raw.text, model=spec.name, call_id=call_id, cached=False, reasoning=raw.reasoning,
+            prompt_tokens=raw.prompt_tokens, completion_tokens=raw.completion_tokens,
+            reasoning_tokens=raw.reasoning_tokens, total_tokens=total, latency_s=latency,
+            cost_usd=cost, attempts=attempt, finish_reason=raw.finish_reason,
         )  # fmt: skip
-
-    def _inspect_config(self, spec: ModelSpec, settings: GenerateSettings,
-                        schema: dict[str, Any] | None, max_connections: int) -> Any:  # fmt: skip
-        from inspect_ai.model import GenerateConfig, ResponseSchema
-        from inspect_ai.util import JSONSchema
-
-        extra_body = dict(settings.extra_body or {})
-        response_schema = None
-        if schema is not None:
-            if spec.is_local or spec.provider == "llama-cpp-python":
-                # llama.cpp's server rejects response_format type json_schema (HTTP 500)
-                # but constrains decoding with type json_object plus a schema.
-                extra_body["response_format"] = {"type": "json_object", "schema": schema}
-            else:
-                response_schema = ResponseSchema(
-                    name="answer", json_schema=JSONSchema.model_validate(schema), strict=False
-                )
-        timeout = int(settings.timeout) if settings.timeout else None
-        return GenerateConfig(
-            temperature=settings.temperature,
-            top_p=settings.top_p,
-            max_tokens=settings.max_tokens,
-            reasoning_effort=settings.reasoning_effort,  # type: ignore[arg-type]
-            reasoning_tokens=settings.thinking_budget,
-            seed=settings.seed,
-            max_retries=0,
-            attempt_timeout=timeout if timeout else None,
-            timeout=None,
-            max_connections=max_connections,
-            response_schema=response_schema,
-            extra_body=extra_body or None,
-        )
 
     # -- structured output -------------------------------------------------------
 
@@ -394,45 +366,11 @@ class LLM:
         )
 
 
-class _ModelOutputError(RuntimeError):
-    pass
-
-
 def _repair_prompt(error: str) -> str:
     return (
         "Your previous reply could not be used: "
         f"{error}\nReply again with only the corrected JSON value, no commentary and no code fence."
     )
-
-
-def _to_inspect(messages: list[Message]) -> list[Any]:
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
-
-    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
-    out = []
-    for msg in messages:
-        role = msg.get("role")
-        if role not in kinds:
-            raise ValueError(f"unknown message role {role!r}")
-        out.append(kinds[role](content=msg["content"]))
-    return out
-
-
-def _reasoning_text(output: Any) -> str | None:
-    try:
-        content = output.choices[0].message.content
-    except (AttributeError, IndexError):
-        return None
-    if isinstance(content, str):
-        return None
-    parts = []
-    for c in content:
-        if getattr(c, "type", "") != "reasoning":
-            continue
-        # a redacted block (e.g. Anthropic's signed thinking) carries its readable text as summary
-        parts.append((c.summary or "") if c.redacted else (c.reasoning or c.summary or ""))
-    text = "\n".join(p for p in parts if p)
-    return text or None
 
 
 def _completion_from_row(row: Any, *, cached: bool) -> Completion:

@@ -1,0 +1,97 @@
+"""The embedded default model (SmolLM2-135M under llama.cpp). Formats only: it gets maths wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from theorembench.cli import app
+from theorembench.llm import LLM, GenerateSettings
+from theorembench.llm.local import LocalServer, ensure_local, healthy, model_path, stop_private_servers
+from theorembench.store import Store
+
+pytestmark = pytest.mark.embedded
+
+
+@pytest.fixture(scope="session")
+def shared_local(tmp_path_factory):
+    """One shared llama.cpp server for this module's tests (the `theorembench local start` path)."""
+    try:
+        model_path("smollm2")
+    except Exception as exc:  # noqa: BLE001
+        pytest.fail(f"embedded model missing: {exc}")
+    runtime = tmp_path_factory.mktemp("runtime")
+    old = os.environ.get("THEOREMBENCH_RUNTIME")
+    os.environ["THEOREMBENCH_RUNTIME"] = str(runtime)
+    server = LocalServer("smollm2")
+    state = server.start_shared()
+    yield state
+    server.stop_shared()
+    if old is None:
+        os.environ.pop("THEOREMBENCH_RUNTIME", None)
+    else:
+        os.environ["THEOREMBENCH_RUNTIME"] = old
+
+
+def test_model_file_ships_in_the_wheel():
+    path = model_path("smollm2")
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert path.stat().st_size > 50_000_000
+    with open(path, "rb") as fh:
+        assert fh.read(4) == b"GGUF"
+
+
+def test_shared_server_is_reused(shared_local):
+    assert healthy(shared_local["base_url"])
+    again = LocalServer("smollm2").start_shared()
+    assert again["reused"] and again["pid"] == shared_local["pid"]
+    assert ensure_local("smollm2") == shared_local["base_url"]
+
+
+def test_private_server_starts_and_stops(tmp_path, monkeypatch):
+    monkeypatch.setenv("THEOREMBENCH_RUNTIME", str(tmp_path / "private"))
+    url = ensure_local("smollm2")
+    assert healthy(url)
+    stop_private_servers()
+    assert not healthy(url, timeout=1.0)
+
+
+def test_eval_mcq_on_released_split(shared_local, lmb_hard, tmp_path):
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(app, ["eval", "mcq", str(lmb_hard), "--model", "local/smollm2", "--limit", "2",
+                                   "--max-tokens", "48", "--temperature", "0", "--out", str(out)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["test_info"]["model"] == "local/smollm2" and data["test_info"]["total_tested"] == 2
+    for rec in data["detailed_results"]:
+        assert rec["error"] is None
+        assert rec["model_answer"] in (None, "A", "B", "C", "D", "E")
+        assert rec["status"] == ("ok" if rec["model_answer"] else "unparsed")
+        assert rec["raw_response"]
+        assert rec["prompt_tokens"] > 300 and 0 < rec["completion_tokens"] <= 48
+        assert rec["cost_usd"] == 0.0
+
+
+def test_structured_output_is_schema_valid(shared_local, tmp_path):
+    schema = {
+        "type": "object",
+        "properties": {"label": {"type": "string", "enum": ["A", "B", "C", "D", "E"]},
+                       "confidence": {"type": "integer", "minimum": 0, "maximum": 100}},
+        "required": ["label", "confidence"],
+    }  # fmt: skip
+    msgs = [{"role": "user", "content": "Pick one option among A-E and give a confidence. Reply in JSON."}]
+
+    async def go():
+        llm = LLM(Store(tmp_path / "s.db"))
+        try:
+            return await llm.generate_json("local/smollm2", msgs, schema, GenerateSettings(max_tokens=40, temperature=0))
+        finally:
+            await llm.aclose()
+
+    obj, completions = asyncio.run(go())
+    assert obj["label"] in "ABCDE" and 0 <= obj["confidence"] <= 100
+    assert completions[0].prompt_tokens > 0

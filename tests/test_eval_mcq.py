@@ -1,0 +1,194 @@
+"""`theorembench eval mcq` end to end against the loopback fake server."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from theorembench.cli import app
+from theorembench.evaluate.mcq.items import is_substitution_resistant, load_dataset
+from theorembench.evaluate.mcq.protocol import shuffle_options
+from theorembench.store import Store
+
+runner = CliRunner()
+MODEL = "openai-api/fake/m1"
+
+
+def invoke(*args: str):
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result
+
+
+def keyed_labels(path, seed=42):
+    ds = load_dataset(path)
+    return [shuffle_options(it, i, seed).correct_label for i, it in enumerate(ds.items)]
+
+
+def test_released_structure_and_accuracy(fake_env, lmb_hard, tmp_path):
+    out = tmp_path / "r.json"
+    res = invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--out", str(out), "--max-tokens", "1000")
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert set(data) == {"test_info", "summary", "overall", "detailed_results"}
+    info = data["test_info"]
+    for key in ("date", "model", "month", "reasoning_effort", "max_tokens", "seed", "n_samples",
+                "total_candidates", "total_tested", "timestamp"):  # fmt: skip
+        assert key in info
+    assert (info["month"], info["seed"], info["total_tested"], info["max_tokens"]) == ("202511", 42, 29, 1000)
+    # the fake always answers \boxed{A}: correct exactly where A is the keyed label
+    expected = sum(label == "A" for label in keyed_labels(lmb_hard))
+    assert data["overall"] == data["summary"]["all"]
+    assert data["summary"]["all"]["correct"] == expected and data["summary"]["all"]["total"] == 29
+    assert 0 < expected < 29
+    first = data["detailed_results"][0]
+    for key in ("id", "theorem_type", "score", "correct_answer", "model_answer", "raw_response",
+                "is_correct", "reasoning_effort", "prompt_tokens", "completion_tokens", "total_tokens",
+                "reasoning_tokens", "elapsed_seconds", "error", "n_samples", "samples"):  # fmt: skip
+        assert key in first
+    assert [r["id"] for r in data["detailed_results"]] == [it.id for it in load_dataset(lmb_hard).items]
+    styles = data["summary"]["by_choice_style"]
+    assert styles["substitution_resistant"]["total"] == 14 and styles["original"]["total"] == 15
+    assert "Existence" in data["summary"]["by_theorem_type"]
+    assert data["summary"]["by_month"]["202511"]["total"] == 29
+    # what the model saw: the released layout, and the system prompt with the boxed instruction
+    body = fake_env.requests[0]["body"]
+    assert body["messages"][0]["role"] == "system" and "\\boxed{{}}" in body["messages"][0]["content"]
+    assert body["messages"][1]["content"].startswith("## Question\n\n")
+    assert "## Useful Hints" not in body["messages"][1]["content"]
+    assert "Existence" in res.output and "accuracy by logical category" in res.output
+
+
+def test_failures_and_unparsed_are_recorded_per_item(fake_env, lmb_hard, tmp_path):
+    ds = load_dataset(lmb_hard)
+    broken, mute = ds.items[1], ds.items[2]
+    fake_env.set_script({
+        "rules": [
+            {"match": re.escape(broken.mcq.question[:60]), "reply": "x", "faults": [{"kind": "500", "times": 99}]},
+            {"match": re.escape(mute.mcq.question[:60]), "reply": "I cannot decide between these."},
+        ],
+        "default": {"reply": "\\boxed{B}"},
+    })  # fmt: skip
+    out = tmp_path / "r.json"
+    res = invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--out", str(out), "--limit", "5",
+                 "--max-retries", "1")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    rec = {r["id"]: r for r in data["detailed_results"]}
+    err = rec[broken.id]
+    assert err["status"] == "error" and "server_error" in err["error"] and "after 2 attempts" in err["error"]
+    assert err["is_correct"] is False and err["model_answer"] is None
+    assert fake_env.stats()["rule_hits"]["0"] == 2  # bounded: 1 try + 1 retry
+    unparsed = rec[mute.id]
+    assert unparsed["status"] == "unparsed" and unparsed["model_answer"] is None and unparsed["error"] is None
+    assert data["summary"]["errors"] == 1 and data["summary"]["unparsed"] == 1
+    assert data["summary"]["all"]["total"] == 5  # errors and unparsed count as wrong, not dropped
+
+
+def test_resume_redoes_only_failed_items(fake_env, lmb_hard, tmp_path):
+    ds = load_dataset(lmb_hard)
+    target = ds.items[0]
+    fake_env.set_script({"rules": [{"match": re.escape(target.mcq.question[:60]), "reply": "\\boxed{C}",
+                                    "faults": [{"kind": "429", "times": 2, "retry_after": 0.01}]}]})  # fmt: skip
+    args = ["eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "4", "--max-retries", "0",
+            "--out", str(tmp_path / "r.json")]  # fmt: skip
+    assert invoke(*args).exit_code == 0
+    first = json.loads((tmp_path / "r.json").read_text())
+    assert first["detailed_results"][0]["status"] == "error"
+    assert fake_env.stats()["total_requests"] == 4
+    res = invoke(*args, "--resume")
+    assert res.exit_code == 0, res.output
+    second = json.loads((tmp_path / "r.json").read_text())
+    # the 3 answered items were kept; the failed one was asked again (and hit its 2nd 429)
+    assert fake_env.stats()["total_requests"] == 5
+    assert second["summary"]["resumed_items"] == 3
+    assert second["test_info"]["run_id"] == first["test_info"]["run_id"]
+    assert invoke(*args, "--resume").exit_code == 0
+    third = json.loads((tmp_path / "r.json").read_text())
+    assert third["detailed_results"][0]["model_answer"] == "C"
+    assert fake_env.stats()["total_requests"] == 6
+    # without --resume a new run is made, but every call comes from the cache
+    assert invoke(*args).exit_code == 0
+    fourth = json.loads((tmp_path / "r.json").read_text())
+    assert fake_env.stats()["total_requests"] == 6
+    assert fourth["summary"]["cache_hits"] == 4 and fourth["summary"]["calls_made"] == 0
+
+
+def test_samples_sketch_mode_and_sketch_gain(fake_env, lmb_hard, tmp_path):
+    fake_env.set_script({"rules": [{"match": "## Useful Hints", "reply": "{last_user}"}],
+                         "default": {"reply": "\\boxed{E}"}})  # fmt: skip
+    base = ["eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "6"]
+    assert invoke(*base, "--out", str(tmp_path / "plain.json")).exit_code == 0
+    res = invoke(*base, "--sketch", "--n", "3", "--out", str(tmp_path / "sketch.json"))
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "sketch.json").read_text())
+    assert data["test_info"]["sketch"] is True and data["test_info"]["n_samples"] == 3
+    rec = data["detailed_results"][0]
+    assert len(rec["samples"]) == 3 and rec["n_samples"] == 3
+    hinted = [r for r in fake_env.requests if "## Useful Hints" in r["body"]["messages"][1]["content"]]
+    assert len(hinted) == 6 * 3
+    item = load_dataset(lmb_hard).items[0]
+    assert hinted[0]["body"]["messages"][1]["content"].endswith(item.expanded_sketch)
+    # n=1 run exists on the same file, model and settings? No: n differs, so no gain is claimed.
+    assert "sketch_gain" not in data["summary"]
+    res = invoke(*base, "--sketch", "--out", str(tmp_path / "sketch1.json"))
+    gain = json.loads((tmp_path / "sketch1.json").read_text())["summary"]["sketch_gain"]
+    plain = json.loads((tmp_path / "plain.json").read_text())["summary"]["all"]["accuracy"]
+    sketch = json.loads((tmp_path / "sketch1.json").read_text())["summary"]["all"]["accuracy"]
+    assert gain["all"]["gain_pp"] == pytest.approx(round(100 * (sketch - plain), 2))
+    assert "sketch gain" in res.output
+
+
+def test_missing_key_and_unknown_model_fail_before_work(fake, lmb_hard, tmp_path, monkeypatch):
+    for model, needle in [("openai/gpt-5", "OPENAI_API_KEY"), ("acme/x", "unknown model provider"),
+                          ("openai-api/fake/m", "FAKE_BASE_URL")]:  # fmt: skip
+        res = runner.invoke(app, ["eval", "mcq", str(lmb_hard), "--model", model, "--out", str(tmp_path / "r.json")])
+        assert res.exit_code == 2
+        assert needle in res.output
+    assert not (tmp_path / "r.json").exists()
+    assert fake.stats()["total_requests"] == 0
+
+
+def test_store_traces_items_to_calls(fake_env, lmb_hard, tmp_path):
+    db = tmp_path / "s.db"
+    assert invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "3", "--db", str(db),
+                  "--out", str(tmp_path / "r.json")).exit_code == 0  # fmt: skip
+    with Store(db) as store:
+        run = store.runs()[0]
+        assert run["status"] == "finished" and run["kind"] == "eval.mcq"
+        results = store.results(run["id"])
+        assert len(results) == 3
+        for row in results:
+            call = store.get_call(row["call_id"])
+            assert call["run_id"] == run["id"] and call["status"] == "ok"
+        assert store.query("SELECT n_items FROM datasets")[0][0] == 29
+    res = invoke("store", "runs", "--db", str(db), "--json")
+    assert json.loads(res.output)[0]["summary"]["all"]["total"] == 3
+
+
+def test_inspect_log_readable(fake_env, lmb_hard, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    res = invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "4", "--out", str(tmp_path / "r.json"),
+                 "--log-dir", str(tmp_path / "logs"))  # fmt: skip
+    assert res.exit_code == 0
+    logs = list((tmp_path / "logs").glob("*.eval"))
+    assert len(logs) == 1
+    log = read_eval_log(str(logs[0]))
+    assert log.status == "success" and log.eval.model == MODEL
+    assert len(log.samples) == 4
+    sample = log.samples[0]
+    assert sample.messages[-1].role == "assistant" and sample.messages[-1].text == "\\boxed{A}"
+    assert sample.scores["mcq_match"].value in ("C", "I")
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert log.results.scores[0].metrics["accuracy"].value == data["summary"]["all"]["accuracy"]
+
+
+def test_substitution_resistant_keyed_answer_is_meta_option(lmb_hard):
+    ds = load_dataset(lmb_hard)
+    item = next(it for it in ds.items if is_substitution_resistant(it))
+    i = ds.items.index(item)
+    presented = shuffle_options(item, i, 42)
+    assert dict(presented.options)[presented.correct_label].startswith("One of the remaining options")
