@@ -14,6 +14,13 @@ MSG = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "w
 MODEL = "openai-api/fake/m1"
 
 
+@pytest.fixture(params=["direct", "inspect"])
+def backend(request, monkeypatch):
+    """Run a test once per backend that can reach an OpenAI-compatible server."""
+    monkeypatch.setenv("THEOREMBENCH_BACKEND", request.param)
+    return request.param
+
+
 @pytest.fixture
 def store(tmp_path):
     with Store(tmp_path / "t.db") as s:
@@ -24,7 +31,7 @@ def run(coro):
     return asyncio.run(coro)
 
 
-def test_call_is_recorded_with_usage_and_cost(fake_env, store, tmp_path, monkeypatch):
+def test_call_is_recorded_with_usage_and_cost(backend, fake_env, store, tmp_path, monkeypatch):
     prices = tmp_path / "prices.toml"
     prices.write_text('[models]\n"openai-api/fake/*" = { input = 2.0, output = 10.0 }\n')
     monkeypatch.setenv("THEOREMBENCH_PRICES", str(prices))
@@ -58,7 +65,7 @@ def test_identical_call_is_answered_from_cache(fake_env, store):
     assert fake_env.stats()["completed"] == 3
 
 
-def test_retries_are_bounded_and_failure_recorded(fake_env, store):
+def test_retries_are_bounded_and_failure_recorded(backend, fake_env, store):
     fake_env.set_script({"default": {"reply": "x", "faults": [{"kind": "429", "times": 100, "retry_after": 0}]}})
     llm = LLM(store)
     with pytest.raises(LLMError) as info:
@@ -71,7 +78,7 @@ def test_retries_are_bounded_and_failure_recorded(fake_env, store):
 
 
 @pytest.mark.parametrize("kind", ["429", "500", "503", "malformed", "truncated", "disconnect"])
-def test_transient_faults_are_retried_then_succeed(fake_env, store, kind):
+def test_transient_faults_are_retried_then_succeed(backend, fake_env, store, kind):
     fake_env.set_script({"default": {"reply": "ok", "faults": [{"kind": kind, "times": 2, "retry_after": 0}]}})
     c = run(LLM(store).generate(MODEL, MSG, GenerateSettings(max_retries=3)))
     assert c.text == "ok" and c.attempts == 3
@@ -80,7 +87,7 @@ def test_transient_faults_are_retried_then_succeed(fake_env, store, kind):
 
 
 @pytest.mark.parametrize(("kind", "expected"), [("400", "bad_request"), ("401", "auth_error")])
-def test_permanent_errors_are_not_retried(fake_env, store, kind, expected):
+def test_permanent_errors_are_not_retried(backend, fake_env, store, kind, expected):
     fake_env.set_script({"default": {"reply": "x", "faults": [{"kind": kind, "times": 100}]}})
     with pytest.raises(LLMError) as info:
         run(LLM(store).generate(MODEL, MSG, GenerateSettings(max_retries=5)))
@@ -88,7 +95,7 @@ def test_permanent_errors_are_not_retried(fake_env, store, kind, expected):
     assert fake_env.stats()["total_requests"] == 1
 
 
-def test_timeout_is_retried_and_bounded(fake_env, store):
+def test_timeout_is_retried_and_bounded(backend, fake_env, store):
     fake_env.set_script({"default": {"reply": "x", "faults": [{"kind": "timeout", "times": 100}]}})
     with pytest.raises(LLMError) as info:
         run(LLM(store).generate(MODEL, MSG, GenerateSettings(max_retries=1, timeout=1)))
@@ -96,7 +103,7 @@ def test_timeout_is_retried_and_bounded(fake_env, store):
     assert fake_env.stats()["total_requests"] == 2
 
 
-def test_concurrency_limit_is_respected(fake_env, store):
+def test_concurrency_limit_is_respected(backend, fake_env, store):
     fake_env.set_script({"default": {"reply": "x", "delay_ms": 100}})
     llm = LLM(store)
     settings = GenerateSettings(max_connections=3)
@@ -111,7 +118,7 @@ def test_concurrency_limit_is_respected(fake_env, store):
     assert stats["max_in_flight"] == 3
 
 
-def test_structured_output_with_repair(fake_env, store):
+def test_structured_output_with_repair(backend, fake_env, store):
     schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"],
               "additionalProperties": False}  # fmt: skip
     fake_env.set_script({"rules": [{"match": "could not be used", "reply": '```json\n{"answer": 2}\n```'}],
@@ -182,3 +189,28 @@ def test_model_resolution_happy_paths(monkeypatch):
     assert resolve_model("local/smollm2").inspect_name == "openai-api/local/smollm2"
     spec = resolve_model("openai-api/vllm-box/qwen", base_url="http://127.0.0.1:9/v1", api_key="x")
     assert (spec.provider, spec.model) == ("openai-api", "qwen")
+
+
+def test_backend_choice():
+    from theorembench.llm.backends import choose_backend
+
+    assert choose_backend("openai-api") == "direct"
+    assert choose_backend("local") == "direct"
+    assert choose_backend("anthropic") == "inspect"
+    assert choose_backend("openai-api", "inspect") == "inspect"
+    with pytest.raises(ValueError, match="OpenAI-compatible"):
+        choose_backend("anthropic", "direct")
+    with pytest.raises(ValueError, match="unknown backend"):
+        choose_backend("openai", "turbo")
+
+
+@pytest.mark.parametrize(("name", "api"), [("google/gemini-2.5-pro", "GoogleGenAIAPI"),
+                                           ("openai/gpt-5", "OpenAIAPI"),
+                                           ("anthropic/claude-sonnet-4-5", "AnthropicAPI")])
+def test_hosted_providers_are_available_offline(name, api):
+    """The provider SDKs are installed and Inspect builds their clients (no call is made)."""
+    from theorembench.llm.backends.inspect_backend import InspectBackend
+
+    provider = name.split("/")[0]
+    backend = InspectBackend(name, provider, None, "test-key")
+    assert type(backend.model.api).__name__ == api

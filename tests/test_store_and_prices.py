@@ -1,0 +1,69 @@
+"""The store's migrations and the price table."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from theorembench.llm.pricing import Price, PriceError, PriceTable
+from theorembench.store import Store, StoreError
+from theorembench.store.migrations import MIGRATIONS
+
+
+def test_migrations_apply_once(tmp_path):
+    path = tmp_path / "s.db"
+    store = Store(path)
+    assert store.schema_version == len(MIGRATIONS)
+    tables = {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"runs", "datasets", "items", "model_calls", "results"} <= tables
+    assert store.query("PRAGMA journal_mode")[0][0] == "wal"
+    run = store.create_run("k", "sig")
+    store.close()
+    again = Store(path)
+    assert again.migrate() == 0
+    assert again.get_run(run)["kind"] == "k"
+
+
+def test_store_newer_than_code_is_refused(tmp_path):
+    path = tmp_path / "s.db"
+    Store(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 5}")
+    conn.close()
+    with pytest.raises(StoreError, match="newer than this"):
+        Store(path)
+
+
+def test_db_env_var_is_honoured(tmp_path, monkeypatch):
+    from theorembench.store import open_store
+
+    monkeypatch.setenv("THEOREMBENCH_DB", str(tmp_path / "env.db"))
+    with open_store() as store:
+        assert store.path == tmp_path / "env.db"
+    assert (tmp_path / "env.db").exists()
+
+
+def test_prices_exact_beats_wildcard_and_user_file_wins(tmp_path, monkeypatch):
+    table = PriceTable.load()
+    assert table.lookup("local/smollm2") == Price(0.0, 0.0)
+    assert table.lookup("anthropic/claude-sonnet-4-5-20250929").output == 15.0
+    assert table.lookup("nobody/knows") is None
+    assert table.cost("nobody/knows", 10, 10) is None
+    user = tmp_path / "p.toml"
+    user.write_text('[models]\n"anthropic/claude-sonnet-4*" = { input = 1.0, output = 2.0 }\n'
+                    '"anthropic/claude-sonnet-4-5" = { input = 7.0, output = 9.0, cached_input = 0.5 }\n')
+    monkeypatch.setenv("THEOREMBENCH_PRICES", str(user))
+    table = PriceTable.load()
+    assert table.lookup("anthropic/claude-sonnet-4-0").output == 2.0
+    assert table.lookup("anthropic/claude-sonnet-4-5").input == 7.0
+    # 1000 prompt tokens of which 400 cached, 100 completion tokens
+    assert table.cost("anthropic/claude-sonnet-4-5", 1000, 100, 400) == pytest.approx((600 * 7 + 400 * 0.5 + 100 * 9) / 1e6)
+
+
+def test_bad_price_file_is_a_clear_error(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[models]\n"x/y" = { input = 1.0 }\n')
+    monkeypatch.setenv("THEOREMBENCH_PRICES", str(bad))
+    with pytest.raises(PriceError, match="'x/y' needs 'input' and 'output'"):
+        PriceTable.load()
