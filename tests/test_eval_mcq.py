@@ -192,3 +192,27 @@ def test_substitution_resistant_keyed_answer_is_meta_option(lmb_hard):
     i = ds.items.index(item)
     presented = shuffle_options(item, i, 42)
     assert dict(presented.options)[presented.correct_label].startswith("One of the remaining options")
+
+
+def test_report_command_compares_runs_and_draws_charts(fake_env, lmb_hard, tmp_path):
+    fake_env.set_script({"rules": [{"match": "## Useful Hints", "reply": "\\boxed{A}"}],
+                         "default": {"reply": "\\boxed{B}"}})  # fmt: skip
+    base = ["eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "8", "--no-log"]
+    assert invoke(*base, "--out", str(tmp_path / "a.json")).exit_code == 0
+    assert invoke(*base, "--sketch", "--out", str(tmp_path / "b.json")).exit_code == 0
+    res = invoke("report", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--out-dir", str(tmp_path / "rep"))
+    assert res.exit_code == 0, res.output
+    md = (tmp_path / "rep" / "comparison.md").read_text().splitlines()
+    assert len(md) == 4 and "| a.json |" in md[2] and "| sketch |" in md[3]
+    a = json.loads((tmp_path / "a.json").read_text())["summary"]["all"]["accuracy"]
+    assert f"{100 * a:.1f}%" in md[2]
+    res = invoke("report", str(tmp_path / "a.json"), "--out-dir", str(tmp_path / "one"))
+    assert res.exit_code == 0
+    svg = (tmp_path / "one" / "accuracy_by_category.svg").read_text()
+    assert svg.startswith("<svg") and svg.count('fill="#3b6ea8"') == len(
+        json.loads((tmp_path / "a.json").read_text())["summary"]["by_theorem_type"])
+    assert "accuracy_by_category.svg" in (tmp_path / "one" / "report.md").read_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    res = runner.invoke(app, ["report", str(bad)])
+    assert res.exit_code == 2 and "not a theorembench results file" in res.output

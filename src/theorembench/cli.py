@@ -230,7 +230,7 @@ def demo(
     db: DbOption = None,
 ) -> None:
     """The main job on the embedded default: evaluate local/smollm2 on the shipped sample items, offline."""
-    from theorembench.report.tables import markdown_report
+    from theorembench.report.tables import write_report
 
     sample = resources.files("theorembench.data").joinpath("demo_mcq.json")
     with resources.as_file(sample) as path:
@@ -240,9 +240,38 @@ def demo(
             path, model=model, db=db, out_path=out_dir / "results.json", max_tokens=max_tokens,
             temperature=0.0, max_connections=1, log_dir=out_dir / "logs", resume=True,
         )  # fmt: skip
-    report = out_dir / "report.md"
-    report.write_text(markdown_report(run.output, json_path=str(run.out_path), log_path=str(run.log_path)))
-    out.print(f"report: {report}")
+    report = write_report(run.output, out_dir, json_path=str(run.out_path), log_path=str(run.log_path))
+    out.print(f"report: {report} (with SVG charts beside it)")
+
+
+@app.command()
+def report(
+    results: Annotated[list[Path], typer.Argument(help="Results JSON files written by `theorembench eval mcq`.")],
+    out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Also write report.md and SVG charts here (one file: that run; several: a comparison).")] = None,
+) -> None:
+    """Show results files as tables; compare several runs side by side."""
+    from theorembench.report.tables import comparison_table, print_summary, write_report
+
+    outputs = []
+    for path in results:
+        try:
+            data = json.loads(path.read_text())
+            data["summary"]["all"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise _fail(f"{path}: not a theorembench results file ({exc.__class__.__name__})") from None
+        outputs.append((path, data))
+    if len(outputs) == 1:
+        path, data = outputs[0]
+        print_summary(data, out)
+        if out_dir:
+            out.print(f"report: {write_report(data, out_dir, json_path=str(path), log_path=None)}")
+        return
+    table, markdown = comparison_table(outputs)
+    out.print(table)
+    if out_dir:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "comparison.md").write_text(markdown)
+        out.print(f"report: {out_dir / 'comparison.md'}")
 
 
 # ---------------------------------------------------------------- local model

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -63,7 +64,26 @@ def print_summary(output: dict[str, Any], console: Console | None = None) -> Non
         console.print(table)
 
 
-def markdown_report(output: dict[str, Any], *, json_path: str, log_path: str | None) -> str:
+def write_report(output: dict[str, Any], out_dir: Path, *, json_path: str, log_path: str | None) -> Path:
+    """report.md plus SVG charts of accuracy by logical category and by choice style."""
+    from theorembench.report.plots import accuracy_bars
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    charts = {}
+    summary = output["summary"]
+    for key, title, name in (("by_theorem_type", "Accuracy by logical category", "accuracy_by_category.svg"),
+                             ("by_choice_style", "Accuracy by choice style", "accuracy_by_choice_style.svg")):  # fmt: skip
+        if summary.get(key):
+            (out_dir / name).write_text(accuracy_bars(summary[key], title=f"{title}: {output['test_info']['model']}"))
+            charts[key] = name
+    path = out_dir / "report.md"
+    path.write_text(markdown_report(output, json_path=json_path, log_path=log_path, charts=charts))
+    return path
+
+
+def markdown_report(
+    output: dict[str, Any], *, json_path: str, log_path: str | None, charts: dict[str, str] | None = None
+) -> str:
     info, summary = output["test_info"], output["summary"]
     a = summary["all"]
     lines = [
@@ -84,7 +104,10 @@ def markdown_report(output: dict[str, Any], *, json_path: str, log_path: str | N
         groups = summary.get(key) or {}
         if not groups:
             continue
-        lines += [f"## {title}", "", f"| {title.lower()} | correct | total | accuracy |", "|---|---:|---:|---:|"]
+        lines += [f"## {title}", ""]
+        if charts and key in charts:
+            lines += [f"![{title}]({charts[key]})", ""]
+        lines += [f"| {title.lower()} | correct | total | accuracy |", "|---|---:|---:|---:|"]
         for name, block in groups.items():
             lines.append(f"| {name} | {block['correct']} | {block['total']} | {100 * block['accuracy']:.1f}% |")
         lines.append("")
@@ -96,3 +119,27 @@ def markdown_report(output: dict[str, Any], *, json_path: str, log_path: str | N
         )
     lines.append("")
     return "\n".join(lines)
+
+
+def comparison_table(outputs: list[tuple[Path, dict[str, Any]]]) -> tuple[Table, str]:
+    """One row per results file: overall, original and substitution-resistant accuracy, tokens, cost."""
+    cols = ("file", "model", "mode", "items", "acc", "original", "subst.-resistant", "unparsed", "errors",
+            "mean out tok", "cost")  # fmt: skip
+    table = Table(title="runs compared", title_justify="left")
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("file", "model", "mode") else "right")
+    md = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for path, data in outputs:
+        info, summary = data["test_info"], data["summary"]
+        styles = summary.get("by_choice_style", {})
+        row = [
+            path.name, str(info.get("model")), "sketch" if info.get("sketch") else "plain",
+            str(summary["all"]["total"]), _pct(summary["all"]),
+            _pct(styles["original"]) if "original" in styles else "",
+            _pct(styles["substitution_resistant"]) if "substitution_resistant" in styles else "",
+            str(summary.get("unparsed", "")), str(summary.get("errors", "")),
+            f"{summary.get('mean_completion_tokens', 0):.0f}", _money(summary.get("cost_usd")),
+        ]  # fmt: skip
+        table.add_row(*row)
+        md.append("| " + " | ".join(row) + " |")
+    return table, "\n".join(md) + "\n"

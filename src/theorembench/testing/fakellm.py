@@ -378,7 +378,28 @@ def _fmt_seconds(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-class FakeLLMServer:
+class _Addresses:
+    """URLs of a fake server, from its ``port``."""
+
+    port: int
+
+    @property
+    def url(self) -> str:
+        """Server root URL (``http://127.0.0.1:PORT``)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """Base URL for the OpenAI SDK (``http://127.0.0.1:PORT/v1``)."""
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """Base URL for the Anthropic SDK (``http://127.0.0.1:PORT``)."""
+        return self.url
+
+
+class FakeLLMServer(_Addresses):
     """In-process fake LLM server (aiohttp on its own event loop in a daemon thread).
 
     Use as a context manager or call :meth:`start` / :meth:`stop`.  All public
@@ -454,21 +475,6 @@ class FakeLLMServer:
         if self._port is None:
             raise RuntimeError("server not started")
         return self._port
-
-    @property
-    def base_url(self) -> str:
-        """Base URL for the OpenAI SDK (``http://127.0.0.1:PORT/v1``)."""
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        """Base URL for the Anthropic SDK (``http://127.0.0.1:PORT``)."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def url(self) -> str:
-        """Server root URL (``http://127.0.0.1:PORT``)."""
-        return f"http://127.0.0.1:{self.port}"
 
     def stats(self) -> dict[str, Any]:
         """Counters, same document as ``GET /_stats``."""
@@ -1270,7 +1276,7 @@ class FakeLLMServer:
 _NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-class SpawnedFakeLLM:
+class SpawnedFakeLLM(_Addresses):
     """Handle on a fake server running in a child process (see :func:`spawn`)."""
 
     def __init__(self, proc: subprocess.Popen[str], port: int) -> None:
@@ -1280,18 +1286,6 @@ class SpawnedFakeLLM:
     @property
     def pid(self) -> int:
         return self.proc.pid
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def _call(self, method: str, path: str, payload: Any = None, timeout: float = 30) -> Any:
         data = None if payload is None else json.dumps(payload).encode("utf-8")
