@@ -29,6 +29,12 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(local_app, name="local")
 app.add_typer(store_app, name="store")
 
+
+def _register_papers() -> None:
+    from theorembench.cli_papers import papers_app
+
+    app.add_typer(papers_app, name="papers")
+
 out = Console()
 err = Console(stderr=True)
 
@@ -378,6 +384,9 @@ def prices() -> None:
         table.add_row(name, f"{p.input:g}", f"{p.output:g}", "" if p.cached_input is None else f"{p.cached_input:g}")
     out.print(table)
     out.print(f"sources: {', '.join(table_data.sources)}; your overrides go in {user_price_file()}")
+
+
+_register_papers()
 
 
 def main() -> None:

@@ -84,4 +84,48 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "papers and their extracted main theorems",
+        """
+        CREATE TABLE papers (
+            id               TEXT PRIMARY KEY,
+            source           TEXT NOT NULL,
+            arxiv_id         TEXT,
+            version          INTEGER,
+            month            TEXT,
+            title            TEXT,
+            authors          TEXT NOT NULL DEFAULT '[]',
+            abstract         TEXT,
+            primary_category TEXT,
+            categories       TEXT NOT NULL DEFAULT '[]',
+            published        TEXT,
+            updated          TEXT,
+            license          TEXT,
+            meta             TEXT NOT NULL DEFAULT '{}',
+            eprint_path      TEXT,
+            eprint_kind      TEXT,
+            eprint_sha256    TEXT,
+            folder           TEXT,
+            status           TEXT NOT NULL,
+            reason           TEXT,
+            problems         TEXT NOT NULL DEFAULT '[]',
+            created_at       REAL NOT NULL,
+            updated_at       REAL NOT NULL
+        );
+        CREATE INDEX papers_month ON papers(month, primary_category);
+
+        CREATE TABLE theorems (
+            paper_id      TEXT NOT NULL REFERENCES papers(id),
+            settings_key  TEXT NOT NULL,
+            path          TEXT NOT NULL,
+            env_name      TEXT,
+            label         TEXT,
+            reason        TEXT,
+            record        TEXT,
+            call_ids      TEXT NOT NULL DEFAULT '[]',
+            created_at    REAL NOT NULL,
+            PRIMARY KEY (paper_id, settings_key)
+        );
+        """,
+    ),
 ]

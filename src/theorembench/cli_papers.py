@@ -1,0 +1,235 @@
+"""``theorembench papers``: fetch, add, list and show papers and their main theorems."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+papers_app = typer.Typer(help="Papers and their main theorems: fetch from arXiv, add local sources, inspect.",
+                         no_args_is_help=True)  # fmt: skip
+
+DEFAULT_EXTRACTOR = "local/smollm2"
+
+
+def _console():
+    from theorembench.cli import err, out
+
+    return out, err
+
+
+def _progress(label: str) -> Progress:
+    _out, err = _console()
+    return Progress(
+        TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[item]}"),
+        TimeElapsedColumn(), console=err,
+        disable=not err.is_terminal and os.environ.get("THEOREMBENCH_PROGRESS") != "1",
+    )  # fmt: skip
+
+
+def _settings(no_llm: bool, context_chars: int, full_context_chars: int):
+    from theorembench.latex.extract import ExtractSettings
+
+    return ExtractSettings(llm_fallback=not no_llm, context_chars=context_chars,
+                           full_context_chars=full_context_chars)  # fmt: skip
+
+
+def _extract(store, repo, ids: list[str], settings, model_name: str | None, force: bool) -> dict[str, Any]:
+    """Run theorem extraction over papers with a progress bar; the LLM only when a fallback is needed."""
+    from theorembench.cli import _fail
+    from theorembench.llm import LLM, ModelConfigError
+    from theorembench.llm.local import stop_private_servers
+    from theorembench.papers import extract_theorems
+
+    llm = spec = None
+    if settings.llm_fallback:
+        llm = LLM(store)
+        try:
+            spec = llm.resolve(model_name or os.environ.get("THEOREMBENCH_EXTRACTOR_MODEL") or DEFAULT_EXTRACTOR)
+        except ModelConfigError as exc:
+            raise _fail(str(exc)) from None
+    progress = _progress("extract")
+    task = progress.add_task("extract", total=len(ids), item="")
+
+    def on_paper(paper_id: str, _done: Any) -> None:
+        progress.update(task, advance=1, item=paper_id)
+
+    async def go():
+        try:
+            return await extract_theorems(repo, ids, settings, llm=llm, model=spec, force=force, on_paper=on_paper)
+        finally:
+            if llm is not None:
+                await llm.aclose()
+
+    try:
+        with progress:
+            return asyncio.run(go())
+    finally:
+        stop_private_servers()
+
+
+def _summary_line(paper: dict[str, Any], theorem: dict[str, Any] | None) -> str:
+    if paper["status"] in ("failed", "skipped"):
+        return f"{paper['id']}  {paper['status']}: {paper.get('reason') or ''}"
+    if theorem is None:
+        return f"{paper['id']}  {paper['status']}"
+    record = theorem.get("record")
+    if not record:
+        return f"{paper['id']}  no main theorem ({theorem.get('reason')})"
+    th = record["theorem"]
+    where = record.get("source", {})
+    label = f" \\label{{{th['label']}}}" if th.get("label") else ""
+    return (f"{paper['id']}  {th['env_name']}{label} at {where.get('file')}:{where.get('line')} "
+            f"[{record['extraction_path']}]")  # fmt: skip
+
+
+@papers_app.command("add")
+def papers_add(
+    paths: Annotated[list[Path], typer.Argument(help="E-print files (.tar.gz, .gz, .tar, .tex) or source folders.")],
+    extractor_model: Annotated[str | None, typer.Option("--extractor-model", help=f"Model for the LLM fallback (default $THEOREMBENCH_EXTRACTOR_MODEL or {DEFAULT_EXTRACTOR}).")] = None,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Rule-based extraction only.")] = False,
+    context_chars: Annotated[int, typer.Option("--context-chars")] = 4000,
+    full_context_chars: Annotated[int, typer.Option("--full-context-chars")] = 12000,
+    db: Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")] = None,
+) -> None:
+    """Add local papers (not on arXiv, journal sources); prints one line per paper, starting with its id."""
+    from theorembench.cli import _fail, _store
+    from theorembench.papers import PaperRepo, add_local
+
+    out, _err = _console()
+    store = _store(db)
+    repo = PaperRepo(store)
+    ids = []
+    for path in paths:
+        try:
+            ids.append(add_local(repo, path))
+        except FileNotFoundError as exc:
+            raise _fail(str(exc)) from None
+    settings = _settings(no_llm, context_chars, full_context_chars)
+    done = _extract(store, repo, ids, settings, extractor_model, force=False)
+    for paper_id in ids:
+        paper = repo.get(paper_id)
+        assert paper is not None
+        out.print(_summary_line(paper, done.get(paper_id)), highlight=False, soft_wrap=True, markup=False)
+
+
+@papers_app.command("fetch")
+def papers_fetch(
+    month: Annotated[str, typer.Option("--month", help="Submission month, YYYY-MM.")],
+    category: Annotated[str, typer.Option("--category", help="arXiv category, e.g. math.* or math.NT.")] = "math.*",
+    max_papers: Annotated[int, typer.Option("--max", help="Stop after this many papers.")] = 50,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="An arXiv mirror for the API and e-prints.")] = None,
+    delay: Annotated[float, typer.Option("--delay", help="Seconds between requests to arXiv (its rule: 3).")] = 3.0,
+    extractor_model: Annotated[str | None, typer.Option("--extractor-model", help="Model for the LLM fallback.")] = None,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Rule-based extraction only.")] = False,
+    no_extract: Annotated[bool, typer.Option("--no-extract", help="Only fetch metadata and e-prints.")] = False,
+    context_chars: Annotated[int, typer.Option("--context-chars")] = 4000,
+    full_context_chars: Annotated[int, typer.Option("--full-context-chars")] = 12000,
+    db: Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")] = None,
+) -> None:
+    """Fetch a month of arXiv papers, their e-prints and main theorems (resumable)."""
+    from theorembench.cli import _fail, _store
+    from theorembench.papers import PaperRepo, fetch_month
+    from theorembench.sources.arxiv import ArxivError
+
+    out, _err = _console()
+    store = _store(db)
+    repo = PaperRepo(store)
+    progress = _progress("fetch")
+    try:
+        with progress:
+            ids = fetch_month(repo, month=month, category=category, max_papers=max_papers, base_url=base_url,
+                              delay_s=delay, progress=progress)  # fmt: skip
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    except ArxivError as exc:
+        raise _fail(str(exc), 1) from None
+    if not no_extract:
+        _extract(store, repo, ids, _settings(no_llm, context_chars, full_context_chars), extractor_model, force=False)
+    counts: dict[str, int] = {}
+    for paper_id in ids:
+        paper = repo.get(paper_id)
+        if paper:
+            counts[paper["status"]] = counts.get(paper["status"], 0) + 1
+    out.print(f"{len(ids)} papers for {month} ({category}): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+
+
+@papers_app.command("list")
+def papers_list(
+    month: Annotated[str | None, typer.Option("--month", help="Only this month (YYYY-MM).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
+    db: Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")] = None,
+) -> None:
+    """The stored papers with their status and main theorem."""
+    from theorembench.cli import _store
+    from theorembench.papers import PaperRepo
+
+    out, _err = _console()
+    repo = PaperRepo(_store(db))
+    papers = repo.list(month=month)
+    if as_json:
+        for paper in papers:
+            th = repo.theorem(paper["id"])
+            print(json.dumps({"id": paper["id"], "status": paper["status"], "title": paper["title"],
+                              "theorem_path": th["path"] if th else None, "reason": paper["reason"]}))  # fmt: skip
+        return
+    table = Table("id", "status", "title", "main theorem", "path")
+    for paper in papers:
+        th = repo.theorem(paper["id"])
+        record = (th or {}).get("record")
+        thm = ""
+        if record:
+            t = record["theorem"]
+            thm = f"{t['env_name']}" + (f" {t['label']}" if t.get("label") else "")
+        elif th:
+            thm = "none"
+        table.add_row(paper["id"], paper["status"], (paper["title"] or "")[:60], thm, th["path"] if th else "")
+    out.print(table)
+
+
+@papers_app.command("show")
+def papers_show(
+    paper_id: Annotated[str, typer.Argument(help="Paper id (or arXiv id without version).")],
+    as_json: Annotated[bool, typer.Option("--json", help="The whole record, main theorem included, as one JSON object.")] = False,
+    db: Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")] = None,
+) -> None:
+    """One paper: metadata, extraction path, problems and its main theorem with context."""
+    from theorembench.cli import _fail, _store
+    from theorembench.papers import PaperRepo
+
+    out, _err = _console()
+    repo = PaperRepo(_store(db))
+    paper = repo.find(paper_id)
+    if paper is None:
+        raise _fail(f"no paper {paper_id!r} in the store")
+    theorem = repo.theorem(paper["id"])
+    if as_json:
+        print(json.dumps({"paper": paper, "main_theorem": theorem}, ensure_ascii=False, indent=2, default=str))
+        return
+    out.print(f"[bold]{paper['id']}[/]  {paper['status']}  {paper.get('title') or ''}")
+    if paper.get("reason"):
+        out.print(f"reason: {paper['reason']}", markup=False)
+    for problem in paper.get("problems") or []:
+        out.print(f"problem: {problem}", markup=False)
+    if not theorem:
+        return
+    record = theorem.get("record")
+    if not record:
+        out.print(f"no main theorem: {theorem.get('reason')}", markup=False)
+        return
+    th = record["theorem"]
+    src = record["source"]
+    out.print(f"main theorem: {th['env_name']} {th.get('label') or ''} at {src['file']}:{src['line']} "
+              f"(path: {record['extraction_path']}; {record['extraction_reason']})", markup=False)  # fmt: skip
+    out.print("\n[bold]expanded theorem[/]")
+    out.print(record["expanded_theorem"], markup=False, highlight=False)
+    out.print(f"\n[bold]context[/] ({len(record['context'])} chars; full context {len(record['full_context'])} chars)")
+    out.print(record["context"][:1500] + ("..." if len(record["context"]) > 1500 else ""), markup=False, highlight=False)
+    for problem in record.get("problems") or []:
+        out.print(f"problem: {problem}", markup=False)

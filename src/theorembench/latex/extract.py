@@ -1,0 +1,265 @@
+"""Stage 3a: a paper's source folder -> its main theorem with context (the theorem record).
+
+The rule-based fast path (``latex.theorems``) runs first. When it finds no main
+theorem, an LLM extractor reads a larger window of the paper through the one LLM
+layer (structured output) and returns at most one primary theorem-level claim, or
+none. The record says which path produced it and lists every problem met.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from theorembench.latex.context import keywords, msc_codes, recover_context
+from theorembench.latex.flatten import FlatDocument, find_main_file, flatten
+from theorembench.latex.macros import MacroTable
+from theorembench.latex.refs import collect_labels, expand_refs, ref_dict, refs_in
+from theorembench.latex.scan import ScanError, read_group, skip_space
+from theorembench.latex.theorems import (
+    TheoremBlock,
+    declarations_with_builtins,
+    pick_main_theorem,
+    sections,
+)
+
+EXTRACTOR_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ExtractSettings:
+    context_chars: int = 4000
+    full_context_chars: int = 12000
+    intro_blocks: int = 6
+    paper_blocks: int = 6
+    llm_window_chars: int = 24000
+    llm_fallback: bool = True
+
+    def key(self) -> str:
+        blob = json.dumps({**asdict(self), "version": EXTRACTOR_VERSION}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass
+class PaperText:
+    """A flattened paper and what the whole-paper passes need."""
+
+    root: Path
+    flat: FlatDocument
+    style_texts: list[str]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.flat.text
+
+
+def load_paper(root: Path, main: str | None = None) -> PaperText:
+    main_file, candidates = (main, []) if main else find_main_file(root)
+    if main_file is None:
+        raise ExtractionError(f"no main .tex file (with \\documentclass and \\begin{{document}}) in {root}")
+    flat = flatten(root, main_file)
+    problems = list(flat.problems)
+    if len(candidates) > 1:
+        problems.append(f"several main-file candidates {candidates}; chose {main_file}")
+    styles = []
+    for path in sorted(list(root.rglob("*.sty")) + list(root.rglob("*.cls"))):
+        try:
+            styles.append(path.read_text(errors="replace"))
+        except OSError:
+            continue
+    return PaperText(root, flat, styles, problems)
+
+
+class ExtractionError(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------- LLM fallback
+
+LLM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "found": {"type": "boolean"},
+        "environment": {"type": "string"},
+        "statement": {"type": "string"},
+        "reason": {"type": "string"},
+    },
+    "required": ["found", "statement", "reason"],
+}
+
+LLM_SYSTEM = (
+    "You read the LaTeX source of a mathematics paper and identify its main result. "
+    "Return at most one primary theorem-level claim: the central new result the paper proves. "
+    "When several candidates appear, prefer a theorem over a lemma, proposition or corollary; "
+    "never return an axiom, a definition, a conjecture, a remark or a result the paper only cites. "
+    "Copy the statement verbatim from the source (LaTeX included), without its proof. "
+    "If the paper states no such result, set found to false and leave the statement empty."
+)
+
+
+def llm_messages(paper: PaperText, window_chars: int) -> list[dict[str, str]]:
+    text = paper.text
+    start = text.find("\\begin{document}")
+    window = text[start if start >= 0 else 0 :][:window_chars]
+    return [
+        {"role": "system", "content": LLM_SYSTEM},
+        {"role": "user", "content": "Paper source (possibly truncated):\n\n" + window +
+            '\n\nAnswer in JSON: {"found": true|false, "environment": "theorem|proposition|...", '
+            '"statement": "...", "reason": "one sentence"}'},
+    ]  # fmt: skip
+
+
+def locate_statement(text: str, statement: str) -> tuple[int, int] | None:
+    """Where an LLM-copied statement sits in the paper, compared whitespace-insensitively."""
+    words = statement.split()
+    if len(words) < 3:
+        return None
+    probe = r"\s+".join(re.escape(w) for w in words[: min(12, len(words))])
+    m = re.search(probe, text)
+    if not m:
+        return None
+    tail = r"\s+".join(re.escape(w) for w in words[-min(6, len(words)) :])
+    end = re.search(tail, text[m.start() :])
+    return m.start(), m.start() + end.end() if end else m.start() + len(statement)
+
+
+# ---------------------------------------------------------------- the record
+
+
+def _front_matter(text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    m = re.search(r"\\title\s*(?:\[[^\]]*\])?\s*\{", text)
+    if m:
+        try:
+            title, _ = read_group(text, skip_space(text, m.end() - 1))
+            out["title"] = " ".join(re.sub(r"\\\\|\\thanks\{[^{}]*\}", " ", title).split())
+        except ScanError:
+            pass
+    m = re.search(r"\\begin\s*\{abstract\}(.*?)\\end\s*\{abstract\}", text, re.DOTALL)
+    if m:
+        out["abstract"] = " ".join(m.group(1).split())
+    return out
+
+
+def build_record(
+    paper: PaperText,
+    block: TheoremBlock,
+    *,
+    path: str,
+    reason: str,
+    settings: ExtractSettings,
+    intro=None,
+) -> dict[str, Any]:
+    """The theorem record with the released LiveMathematicianBench field names."""
+    text = paper.text
+    problems = list(paper.problems)
+    targets, label_problems = collect_labels(text)
+    problems += label_problems
+    macros = MacroTable.collect("\n".join(paper.style_texts) + "\n" + text)
+    offset = len("\n".join(paper.style_texts)) + 1
+    table = macros.at(offset + block.block_start)
+
+    own_labels = {lab for lab, t in targets.items() if block.block_start <= t.start < block.block_end}
+    with_refs, unresolved = expand_refs(block.content, targets, skip=own_labels)
+    if unresolved:
+        problems.append(f"unresolved references in the theorem: {unresolved}")
+    expansion = table.expand(with_refs)
+    problems += [f"macro expansion: {e}" for e in expansion.errors]
+    expanded_theorem = expansion.text.strip()
+
+    ctx = recover_context(
+        text, block.block_start, block.block_end, block.content, intro, sections(text), targets,
+        intro_blocks=settings.intro_blocks, paper_blocks=settings.paper_blocks,
+        context_chars=settings.context_chars, full_context_chars=settings.full_context_chars,
+    )  # fmt: skip
+    context = table.expand(ctx.context)
+    full_context = table.expand(ctx.full_context)
+    problems += [f"macro expansion (context): {e}" for e in context.errors + full_context.errors][:5]
+
+    theorem_refs = [lab for lab in refs_in(block.content) if lab not in own_labels]
+    file, line = paper.flat.locate(block.start_pos)
+    return {
+        "theorem": {
+            "env_name": block.env_name,
+            "content": block.content,
+            "start_pos": block.start_pos,
+            "end_pos": block.end_pos,
+            "label": block.label,
+        },
+        "theorem_title": block.note,
+        "theorem_kind": block.kind,
+        "ref_dict": ref_dict(list(dict.fromkeys(theorem_refs + ctx.referenced)), targets),
+        "pre_theorem_intro_text_len": len(ctx.pre_intro),
+        "pre_theorem_intro_text": ctx.pre_intro,
+        "post_theorem_intro_text_len": len(ctx.post_intro),
+        "post_theorem_intro_text": ctx.post_intro,
+        "context": context.text,
+        "full_context": full_context.text,
+        "expanded_theorem": expanded_theorem,
+        "macros_expanded": dict(expansion.expanded),
+        "source": {"file": file, "line": line, "main_file": paper.flat.main_file, "files": paper.flat.files},
+        "extraction_path": path,
+        "extraction_reason": reason,
+        "msc": msc_codes(text),
+        "keywords": keywords(text),
+        **_front_matter(text),
+        "problems": problems,
+        "settings_key": settings.key(),
+    }
+
+
+def rule_path(paper: PaperText) -> tuple[TheoremBlock | None, Any, str]:
+    decls = declarations_with_builtins(paper.text, paper.style_texts)
+    pick = pick_main_theorem(paper.text, decls)
+    return pick.block, pick.intro, pick.reason
+
+
+def block_from_statement(paper: PaperText, statement: str, env: str | None) -> TheoremBlock:
+    """A theorem block for an LLM-found statement, placed in the text where it can be found."""
+    where = locate_statement(paper.text, statement)
+    start, end = where if where else (-1, -1)
+    return TheoremBlock(
+        env_name=env or "theorem", kind="theorem", title="Theorem", content=statement.strip(),
+        start_pos=start, end_pos=end, block_start=max(start, 0), block_end=max(end, 0), label=None, note=None,
+    )  # fmt: skip
+
+
+async def extract_main_theorem(
+    paper: PaperText,
+    settings: ExtractSettings,
+    *,
+    llm: Any = None,
+    model: Any = None,
+) -> tuple[dict[str, Any] | None, list[int], str]:
+    """(record or None, ids of the model calls made, why). Never raises for a bad paper."""
+    block, intro, reason = rule_path(paper)
+    if block is not None:
+        return build_record(paper, block, path="rule", reason=reason, settings=settings, intro=intro), [], reason
+    if not settings.llm_fallback or llm is None or model is None:
+        return None, [], f"{reason}; LLM fallback disabled"
+    from theorembench.llm import GenerateSettings, LLMError, StructuredOutputError
+
+    msgs = llm_messages(paper, settings.llm_window_chars)
+    try:
+        answer, completions = await llm.generate_json(
+            model, msgs, LLM_SCHEMA, GenerateSettings(temperature=0.0, max_tokens=1200),
+            purpose="papers.extract_fallback",
+        )  # fmt: skip
+    except (LLMError, StructuredOutputError) as exc:
+        ids = getattr(exc, "call_ids", None) or ([exc.call_id] if getattr(exc, "call_id", None) else [])
+        return None, ids, f"{reason}; LLM fallback failed: {exc}"
+    call_ids = [c.call_id for c in completions]
+    statement = (answer.get("statement") or "").strip()
+    if not answer.get("found") or len(statement) < 20:
+        return None, call_ids, f"{reason}; LLM fallback found no primary theorem ({answer.get('reason', '')})"
+    block = block_from_statement(paper, statement, answer.get("environment"))
+    record = build_record(paper, block, path="llm", reason=f"{reason}; {answer.get('reason', '')}",
+                          settings=settings, intro=None)  # fmt: skip
+    if block.start_pos < 0:
+        record["problems"].append("the LLM's statement was not found verbatim in the source")
+    return record, call_ids, "found by the LLM fallback"

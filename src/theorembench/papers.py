@@ -1,0 +1,304 @@
+"""The paper store: papers from arXiv or local files, their sources and main theorems.
+
+Stages, each resumable over the store:
+
+* ``fetch``: arXiv metadata of a month (``sources.arxiv``) -> paper rows;
+* ``download``: each paper's e-print, once, into the disk cache;
+* ``unpack``: safe extraction into the paper's own folder (``sources.eprint``);
+* ``extract``: main theorem with context (``latex.extract``), keyed by the
+  extraction settings, so a rerun skips papers already done with the same settings.
+
+A broken paper is recorded with its reason and the run goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from theorembench.paths import home
+from theorembench.store import Store, loads
+
+
+def papers_dir() -> Path:
+    return home() / "papers"
+
+
+def _folder_name(paper_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", paper_id)
+
+
+def paper_folder(paper_id: str) -> Path:
+    return papers_dir() / _folder_name(paper_id) / "src"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+@dataclass
+class PaperRow:
+    id: str
+    source: str
+    status: str
+    title: str | None
+    folder: str | None
+    reason: str | None
+
+
+class PaperRepo:
+    """Typed access to the ``papers`` and ``theorems`` tables."""
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def upsert(self, paper_id: str, **fields: Any) -> None:
+        now = time.time()
+        for key in ("authors", "categories", "meta", "problems"):
+            if key in fields and not isinstance(fields[key], str):
+                fields[key] = _dumps(fields[key])
+        existing = self.get(paper_id)
+        if existing is None:
+            fields.setdefault("status", "new")
+            cols = ["id", *fields, "created_at", "updated_at"]
+            self.store.execute(
+                f"INSERT INTO papers ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                [paper_id, *fields.values(), now, now],
+            )
+        elif fields:
+            sets = ", ".join(f"{k} = ?" for k in fields)
+            self.store.execute(f"UPDATE papers SET {sets}, updated_at = ? WHERE id = ?", [*fields.values(), now, paper_id])
+
+    def get(self, paper_id: str) -> dict[str, Any] | None:
+        rows = self.store.query("SELECT * FROM papers WHERE id = ?", (paper_id,))
+        return _paper_dict(rows[0]) if rows else None
+
+    def find(self, ref: str) -> dict[str, Any] | None:
+        """By id, or by arXiv id without version (latest version)."""
+        found = self.get(ref)
+        if found:
+            return found
+        rows = self.store.query("SELECT * FROM papers WHERE arxiv_id = ? ORDER BY version DESC LIMIT 1", (ref,))
+        return _paper_dict(rows[0]) if rows else None
+
+    def list(self, *, month: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+        where, params = [], []
+        if month:
+            where.append("month = ?")
+            params.append(month)
+        if status:
+            where.append("status = ?")
+            params.append(status)
+        sql = "SELECT * FROM papers" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY created_at, id"
+        return [_paper_dict(r) for r in self.store.query(sql, params)]
+
+    def add_problem(self, paper_id: str, problem: str) -> None:
+        paper = self.get(paper_id)
+        if paper is None:
+            return
+        problems = paper["problems"] + [problem]
+        self.upsert(paper_id, problems=problems)
+
+    def put_theorem(self, paper_id: str, settings_key: str, *, path: str, record: dict | None,
+                    reason: str, call_ids: list[int]) -> None:  # fmt: skip
+        theorem = (record or {}).get("theorem") or {}
+        self.store.execute(
+            "INSERT OR REPLACE INTO theorems (paper_id, settings_key, path, env_name, label, reason, record,"
+            " call_ids, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (paper_id, settings_key, path, theorem.get("env_name"), theorem.get("label"), reason,
+             _dumps(record) if record is not None else None, _dumps(call_ids), time.time()),
+        )  # fmt: skip
+
+    def theorem(self, paper_id: str, settings_key: str | None = None) -> dict[str, Any] | None:
+        if settings_key:
+            rows = self.store.query("SELECT * FROM theorems WHERE paper_id = ? AND settings_key = ?",
+                                    (paper_id, settings_key))  # fmt: skip
+        else:
+            rows = self.store.query("SELECT * FROM theorems WHERE paper_id = ? ORDER BY created_at DESC LIMIT 1",
+                                    (paper_id,))  # fmt: skip
+        if not rows:
+            return None
+        row = rows[0]
+        return {"paper_id": row["paper_id"], "settings_key": row["settings_key"], "path": row["path"],
+                "reason": row["reason"], "record": loads(row["record"]), "call_ids": loads(row["call_ids"]),
+                "created_at": row["created_at"]}  # fmt: skip
+
+
+def _paper_dict(row: Any) -> dict[str, Any]:
+    out = dict(row)
+    for key in ("authors", "categories", "meta", "problems"):
+        out[key] = loads(out.get(key)) or ([] if key != "meta" else {})
+    return out
+
+
+# ---------------------------------------------------------------- unpacking
+
+
+def unpack(repo: PaperRepo, paper_id: str, source: Path | bytes, *, is_folder: bool = False) -> bool:
+    """Extract an e-print (or copy a folder) into the paper's folder; records the outcome."""
+    from theorembench.sources.eprint import extract_eprint, extract_folder
+
+    dest = paper_folder(paper_id)
+    if is_folder:
+        result = extract_folder(Path(source), dest)  # type: ignore[arg-type]
+    else:
+        result = extract_eprint(source, dest)
+    problems = [f"rejected {r.member}: {r.reason}" for r in result.rejected]
+    if not result.ok:
+        repo.upsert(paper_id, status="skipped" if result.kind == "pdf" else "failed", reason=result.error,
+                    eprint_kind=result.kind, problems=problems)  # fmt: skip
+        return False
+    repo.upsert(paper_id, status="unpacked", folder=str(dest), eprint_kind=result.kind, reason=None,
+                problems=problems)  # fmt: skip
+    return True
+
+
+def local_paper_id(path: Path) -> str:
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for f in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(str(f.relative_to(path)).encode())
+            digest.update(f.read_bytes())
+    else:
+        digest.update(path.read_bytes())
+    stem = path.name.split(".")[0] or "paper"
+    return f"local:{_folder_name(stem)}-{digest.hexdigest()[:8]}"
+
+
+def add_local(repo: PaperRepo, path: Path) -> str:
+    """Register a local e-print file or source folder; returns the paper id."""
+    path = path.expanduser().resolve()
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    paper_id = local_paper_id(path)
+    if repo.get(paper_id) is None:
+        repo.upsert(paper_id, source="local", status="new", meta={"path": str(path)})
+    paper = repo.get(paper_id)
+    assert paper is not None
+    if paper["status"] in ("new", "failed"):
+        unpack(repo, paper_id, path, is_folder=path.is_dir())
+    return paper_id
+
+
+# ---------------------------------------------------------------- extraction
+
+
+async def extract_theorems(
+    repo: PaperRepo,
+    paper_ids: list[str],
+    settings: Any,
+    *,
+    llm: Any = None,
+    model: Any = None,
+    force: bool = False,
+    on_paper: Callable[[str, dict[str, Any] | None], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Main theorem of each paper, skipping those already done with these settings."""
+    from theorembench.latex.extract import ExtractionError, extract_main_theorem, load_paper
+
+    key = settings.key()
+    out: dict[str, dict[str, Any]] = {}
+    for paper_id in paper_ids:
+        paper = repo.get(paper_id)
+        if paper is None:
+            continue
+        done = None if force else repo.theorem(paper_id, key)
+        if done is None and paper["status"] in ("unpacked", "extracted") and paper["folder"]:
+            try:
+                text = load_paper(Path(paper["folder"]))
+            except ExtractionError as exc:
+                repo.upsert(paper_id, status="failed", reason=str(exc))
+                repo.put_theorem(paper_id, key, path="none", record=None, reason=str(exc), call_ids=[])
+            except Exception as exc:  # noqa: BLE001 - a broken paper must not stop the run
+                reason = f"unexpected error while reading the source: {type(exc).__name__}: {exc}"
+                repo.upsert(paper_id, status="failed", reason=reason)
+                repo.put_theorem(paper_id, key, path="none", record=None, reason=reason, call_ids=[])
+            else:
+                try:
+                    record, call_ids, reason = await extract_main_theorem(text, settings, llm=llm, model=model)
+                except Exception as exc:  # noqa: BLE001
+                    record, call_ids = None, []
+                    reason = f"unexpected error during extraction: {type(exc).__name__}: {exc}"
+                path = record["extraction_path"] if record else "none"
+                if record is not None:
+                    record["paper_id"] = paper_id
+                repo.put_theorem(paper_id, key, path=path, record=record, reason=reason, call_ids=call_ids)
+                update: dict[str, Any] = {"status": "extracted", "reason": None if record else reason}
+                if record and not paper.get("title") and record.get("title"):
+                    update["title"] = record["title"]
+                if record and not paper.get("abstract") and record.get("abstract"):
+                    update["abstract"] = record["abstract"]
+                repo.upsert(paper_id, **update)
+            done = repo.theorem(paper_id, key)
+        if done is not None:
+            out[paper_id] = done
+        if on_paper:
+            on_paper(paper_id, done)
+    return out
+
+
+# ---------------------------------------------------------------- arXiv
+
+
+def arxiv_paper_id(arxiv_id: str, version: int | None) -> str:
+    return f"{arxiv_id}v{version}" if version else arxiv_id
+
+
+def fetch_month(
+    repo: PaperRepo,
+    *,
+    month: str,
+    category: str = "math.*",
+    max_papers: int = 50,
+    base_url: str | None = None,
+    delay_s: float = 3.0,
+    progress: Any = None,
+) -> list[str]:
+    """Metadata of a month's papers, then each e-print (cached) unpacked into its folder."""
+    from theorembench.sources.arxiv import ArxivSource
+
+    source = ArxivSource(base_url=base_url, cache_dir=home() / "eprints", delay_s=delay_s)
+    search_task = progress.add_task("arXiv query", total=max_papers, item=month) if progress else None
+
+    def on_found(n: int) -> None:
+        if progress is not None:
+            progress.update(search_task, completed=min(n, max_papers))
+
+    metas = source.search_month(month, category=category, max_results=max_papers, progress=on_found)
+    ids: list[str] = []
+    for meta in metas:
+        paper_id = arxiv_paper_id(meta.arxiv_id, meta.version)
+        ids.append(paper_id)
+        if repo.get(paper_id) is None:
+            repo.upsert(
+                paper_id, source="arxiv", arxiv_id=meta.arxiv_id, version=meta.version, month=month,
+                title=meta.title, authors=meta.authors, abstract=meta.abstract,
+                primary_category=meta.primary_category, categories=meta.categories,
+                published=meta.published, updated=meta.updated, license=meta.license,
+                meta=meta.to_dict(), status="new",
+            )  # fmt: skip
+    dl_task = progress.add_task("e-prints", total=len(ids), item="") if progress else None
+    for paper_id in ids:
+        paper = repo.get(paper_id)
+        assert paper is not None
+        if paper["status"] in ("new", "failed") and not paper.get("folder"):
+            try:
+                eprint = source.download_eprint(paper["arxiv_id"], paper["version"])
+            except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
+                repo.upsert(paper_id, status="failed", reason=f"e-print download failed: {exc}")
+            else:
+                repo.upsert(paper_id, eprint_path=str(eprint.path), eprint_kind=eprint.kind,
+                            eprint_sha256=eprint.sha256)  # fmt: skip
+                if eprint.kind == "pdf":
+                    repo.upsert(paper_id, status="skipped", reason="the e-print is a PDF only (no LaTeX source)")
+                else:
+                    unpack(repo, paper_id, eprint.path)
+        if progress is not None:
+            progress.update(dl_task, advance=1, item=paper_id)
+    return ids

@@ -1,0 +1,1 @@
+"""Where papers come from: arXiv, local e-prints and folders, the Stacks Project."""
