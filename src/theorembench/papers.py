@@ -168,6 +168,8 @@ def local_paper_id(path: Path) -> str:
     else:
         digest.update(path.read_bytes())
     stem = path.name.split(".")[0] or "paper"
+    if stem.lower() in ("eprint", "source", "sources", "src", "main", "paper", "tex", "latex"):
+        stem = path.parent.name or stem  # .../polymath15-dbn/eprint.tar.gz -> polymath15-dbn
     return f"local:{_folder_name(stem)}-{digest.hexdigest()[:8]}"
 
 

@@ -62,7 +62,6 @@ def split_blocks(text: str, offset: int = 0) -> list[Block]:
     blocks: list[Block] = []
     depth = 0
     start = 0
-    i = 0
     for m in re.finditer(r"\\(begin|end)\s*\{[^{}]*\}|\n[ \t]*\n", text):
         token = m.group(0)
         if token.startswith("\\begin"):
@@ -74,11 +73,9 @@ def split_blocks(text: str, offset: int = 0) -> list[Block]:
             if chunk.strip():
                 blocks.append(Block(chunk.strip(), offset + start, offset + m.start()))
             start = m.end()
-        i = m.end()
     chunk = text[start:]
     if chunk.strip():
         blocks.append(Block(chunk.strip(), offset + start, offset + len(text)))
-    del i
     return blocks
 
 
@@ -215,7 +212,11 @@ def recover_context(
 
 
 def _join(parts: list[str], budget: int) -> str:
-    text = "\n\n".join(p for p in parts if p.strip())
+    return trim("\n\n".join(p for p in parts if p.strip()), budget)
+
+
+def trim(text: str, budget: int) -> str:
+    """At most ``budget`` characters, ending on a paragraph or sentence boundary when one is near."""
     if len(text) <= budget:
         return text
     cut = text[:budget]

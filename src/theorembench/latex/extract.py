@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theorembench.latex.context import keywords, msc_codes, recover_context
+from theorembench.latex.context import keywords, msc_codes, recover_context, trim
 from theorembench.latex.flatten import FlatDocument, find_main_file, flatten
 from theorembench.latex.macros import MacroTable
 from theorembench.latex.refs import collect_labels, expand_refs, ref_dict, refs_in
@@ -28,6 +28,14 @@ from theorembench.latex.theorems import (
 )
 
 EXTRACTOR_VERSION = 1
+
+# Annotation macros of Lean blueprints (leanblueprint): invisible in print, noise in a statement.
+# They override whatever the paper defines (some define them with expl3 code).
+INVISIBLE_MACROS = "\n".join(
+    [r"\renewcommand{\uses}[1]{}", r"\renewcommand{\lean}[1]{}", r"\renewcommand{\leanok}{}",
+     r"\renewcommand{\proves}[1]{}", r"\renewcommand{\mathlibok}{}", r"\renewcommand{\notready}{}",
+     r"\renewcommand{\discussion}[1]{}"]
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -162,7 +170,7 @@ def build_record(
     problems += label_problems
     macros = MacroTable.collect("\n".join(paper.style_texts) + "\n" + text)
     offset = len("\n".join(paper.style_texts)) + 1
-    table = macros.at(offset + block.block_start)
+    table = macros.at(offset + block.block_start).extended(INVISIBLE_MACROS)
 
     own_labels = {lab for lab, t in targets.items() if block.block_start <= t.start < block.block_end}
     with_refs, unresolved = expand_refs(block.content, targets, skip=own_labels)
@@ -180,9 +188,12 @@ def build_record(
     context = table.expand(ctx.context)
     full_context = table.expand(ctx.full_context)
     problems += [f"macro expansion (context): {e}" for e in context.errors + full_context.errors][:5]
+    # expansion can lengthen the text: the budgets hold for what is stored
+    context.text = trim(context.text, settings.context_chars)
+    full_context.text = trim(full_context.text, settings.full_context_chars)
 
     theorem_refs = [lab for lab in refs_in(block.content) if lab not in own_labels]
-    file, line = paper.flat.locate(block.start_pos)
+    file, line = paper.flat.locate(block.block_start) if block.start_pos >= 0 else (None, None)
     return {
         "theorem": {
             "env_name": block.env_name,

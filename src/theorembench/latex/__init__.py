@@ -1,0 +1,1 @@
+"""LaTeX processing: flattening, macros, theorem environments, references, context."""

@@ -1,0 +1,217 @@
+"""Papers -> main theorems on the real paper sources, through the CLI and the store."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+import tarfile
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import SHARED
+from theorembench.cli import app
+from theorembench.papers import PaperRepo
+from theorembench.store import Store
+
+PAPERS = SHARED / "data" / "papers"
+runner = CliRunner()
+
+
+def manifest() -> list[dict]:
+    path = PAPERS / "manifest.json"
+    if not path.is_file():
+        pytest.skip("shared paper data not found")
+    return json.loads(path.read_text())
+
+
+def by_name(name: str) -> dict:
+    return next(p for p in manifest() if p["short_name"] == name)
+
+
+def add(*paths, extra=()):
+    res = runner.invoke(app, ["papers", "add", *map(str, paths), "--no-llm", *extra], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return [line for line in res.output.splitlines() if line.strip()]
+
+
+def show(paper_id: str) -> dict:
+    res = runner.invoke(app, ["papers", "show", paper_id, "--json"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("name", ["carleson-blueprint", "sag-projective", "tao-factorial", "equational-theories",
+                                  "cholesky-selection", "bb5-busy-beaver"])  # fmt: skip
+def test_rule_path_matches_ground_truth(name):
+    entry = by_name(name)
+    lines = add(PAPERS / name / "eprint.tar.gz")
+    assert len(lines) == 1
+    paper_id = lines[0].split()[0]
+    assert paper_id.startswith("local:")
+    data = show(paper_id)
+    truth = entry["main_theorem"]
+    record = data["main_theorem"]["record"]
+    if truth is None:
+        assert record is None, record and record["theorem"]
+        assert data["main_theorem"]["path"] == "none"
+        assert "no theorem-like environment" in data["main_theorem"]["reason"] or "no Introduction" in data["main_theorem"]["reason"]
+        return
+    th = record["theorem"]
+    assert record["extraction_path"] == "rule"
+    assert th["env_name"] == truth["environment"] or (truth["environment"] == "restatable" and th["env_name"] == "theorem")
+    assert th["label"] == truth["label"]
+    assert record["source"]["file"] == truth["file"]
+    assert abs(record["source"]["line"] - truth["line"]) <= 1
+    assert norm(truth["body_first200_raw"])[:80] in norm(th["content"])
+    for key in ("ref_dict", "pre_theorem_intro_text", "context", "full_context", "expanded_theorem",
+                "post_theorem_intro_text"):  # fmt: skip
+        assert key in record
+    assert 0 < len(record["context"]) <= 4000 and len(record["full_context"]) <= 12000
+    assert record["pre_theorem_intro_text_len"] == len(record["pre_theorem_intro_text"])
+
+
+def test_carleson_theorem_is_self_contained():
+    paper_id = add(PAPERS / "carleson-blueprint" / "eprint.tar.gz")[0].split()[0]
+    record = show(paper_id)["main_theorem"]["record"]
+    expanded = record["expanded_theorem"]
+    assert r"\eqref{eq:trig-series}" not in expanded and r"\eqref{eq:fourier-coefficients}" not in expanded
+    assert "eq:trig-series" in record["ref_dict"] and "eq:fourier-coefficients" in record["ref_dict"]
+    assert r"\leanok" not in expanded and r"\lean{" not in expanded and r"\uses{" not in expanded
+    clean = norm(by_name("carleson-blueprint")["main_theorem"]["body_first200_clean"])
+    assert clean[:60] in norm(expanded)
+    assert record["theorem_title"] == "classical Carleson"
+
+
+def test_rerun_skips_done_work_and_ids_are_stable(tmp_path):
+    first = add(PAPERS / "tao-factorial" / "eprint.tar.gz")[0]
+    with Store(tmp_path / "home" / "theorembench.db") as store:
+        created = store.query("SELECT created_at FROM theorems")[0][0]
+    second = add(PAPERS / "tao-factorial" / "eprint.tar.gz")[0]
+    assert first == second
+    with Store(tmp_path / "home" / "theorembench.db") as store:
+        rows = store.query("SELECT created_at FROM theorems")
+        assert len(rows) == 1 and rows[0][0] == created
+
+
+def test_single_file_gz_and_folder_sources():
+    gz_line = add(PAPERS / "tao-factorial" / "eprint.gz")[0]
+    folder_line = add(PAPERS / "bb5-busy-beaver" / "src")[0]
+    assert "theorem \\label{main}" in gz_line
+    assert "theorem \\label{th:BB5}" in folder_line
+
+
+def test_broken_inputs_are_recorded_and_the_run_goes_on(tmp_path):
+    corrupt = tmp_path / "corrupt.tar.gz"
+    corrupt.write_bytes(b"\x1f\x8b\x08\x00" + b"not really gzip" * 10)
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(b"%PDF-1.5\n%\xe2\xe3\n1 0 obj\n")
+    notex = tmp_path / "notex.tar.gz"
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        data = b"just a readme"
+        info = tarfile.TarInfo("README")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    notex.write_bytes(buf.getvalue())
+    lines = add(corrupt, pdf, notex, PAPERS / "tao-factorial" / "eprint.tar.gz")
+    assert len(lines) == 4
+    assert "failed" in lines[0]
+    assert "skipped" in lines[1] and "PDF" in lines[1]
+    assert "no main .tex file" in lines[2]
+    assert "theorem \\label{main}" in lines[3]
+
+
+def test_llm_fallback_finds_a_statement(fake_env, monkeypatch):
+    """equational-theories states no theorem in its introduction: the LLM extractor is asked."""
+    src = (PAPERS / "equational-theories" / "src").rglob("*.tex")
+    statement = None
+    for path in src:
+        m = re.search(r"\\begin\{theorem\}(?:\[[^\]]*\])?(.*?)\\end\{theorem\}", path.read_text(errors="replace"), re.DOTALL)
+        if m and len(m.group(1).split()) > 12:
+            statement = m.group(1).strip()
+            break
+    assert statement
+    reply = json.dumps({"found": True, "environment": "theorem", "statement": statement, "reason": "central claim"})
+    fake_env.set_script({"default": {"reply": reply}})
+    res = runner.invoke(app, ["papers", "add", str(PAPERS / "equational-theories" / "eprint.tar.gz"),
+                              "--extractor-model", "openai-api/fake/extractor"], catch_exceptions=False)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    paper_id = res.output.split()[0]
+    data = show(paper_id)
+    record = data["main_theorem"]["record"]
+    assert record["extraction_path"] == "llm"
+    assert record["theorem"]["start_pos"] >= 0  # located in the source
+    assert data["main_theorem"]["call_ids"]
+    body = fake_env.requests[0]["body"]
+    assert body["response_format"]["type"] == "json_schema"
+    assert "at most one" in body["messages"][0]["content"]
+
+
+def test_llm_fallback_malformed_json_is_recorded(fake_env):
+    fake_env.set_script({"default": {"reply": "I think the main theorem is about magmas."}})
+    res = runner.invoke(app, ["papers", "add", str(PAPERS / "cholesky-selection" / "eprint.tar.gz"),
+                              "--extractor-model", "openai-api/fake/extractor"], catch_exceptions=False)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "LLM fallback failed" in res.output and "no valid JSON" in res.output
+    assert fake_env.stats()["completed"] == 3  # one ask + two bounded repair turns
+    paper_id = res.output.split()[0]
+    assert len(show(paper_id)["main_theorem"]["call_ids"]) == 3
+
+
+def test_papers_list_and_show_text(tmp_path):
+    add(PAPERS / "tao-factorial" / "eprint.tar.gz", PAPERS / "cholesky-selection" / "eprint.tar.gz")
+    res = runner.invoke(app, ["papers", "list"], catch_exceptions=False)
+    assert res.exit_code == 0 and "theorem main" in res.output and "none" in res.output
+    with Store(tmp_path / "home" / "theorembench.db") as store:
+        ids = [p["id"] for p in PaperRepo(store).list()]
+    res = runner.invoke(app, ["papers", "show", ids[0]], catch_exceptions=False)
+    assert "expanded theorem" in res.output
+    res = runner.invoke(app, ["papers", "show", "nope"])
+    assert res.exit_code == 2 and "no paper 'nope'" in res.output
+
+
+def test_fetch_month_from_a_mirror(tmp_path):
+    """`papers fetch` against a local arXiv mirror: metadata, e-prints (tar.gz, PDF-only, missing), theorems."""
+    from theorembench.sources import arxiv as ax
+    from theorembench.testing.arxiv_mirror import ArxivMirror
+
+    api = SHARED / "data" / "arxiv_api"
+    feed, empty = api / "query_testing_start10_max10.xml", api / "id_0000.0000_no_results.xml"
+    routes = [({"search_query": re.compile("submittedDate"), "start": "0"}, feed),
+              ({"search_query": re.compile("submittedDate")}, empty)]  # fmt: skip
+    eprints = {"2403.16981v2": PAPERS / "tao-factorial" / "eprint.tar.gz",
+               "2004.03322v1": b"%PDF-1.5\n%\xe2\xe3\n"}  # fmt: skip
+    ax.LIMITER.reset()
+    with ArxivMirror(routes, eprints=eprints) as mirror:
+        args = ["papers", "fetch", "--month", "2024-03", "--max", "3", "--base-url", mirror.base_url,
+                "--delay", "0", "--no-llm"]  # fmt: skip
+        res = runner.invoke(app, args, catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+        assert "3 papers for 2024-03" in res.output
+        first_requests = len(mirror.requests)
+        # a rerun downloads nothing it has: only the failed download is tried again
+        res = runner.invoke(app, args, catch_exceptions=False)
+        assert res.exit_code == 0
+        again = [r.path for r in mirror.requests[first_requests:] if r.path.startswith("/e-print/")]
+        assert again == ["/e-print/1912.09881v1"]
+    with Store(tmp_path / "home" / "theorembench.db") as store:
+        repo = PaperRepo(store)
+        papers = {p["id"]: p for p in repo.list(month="2024-03")}
+        assert set(papers) == {"2403.16981v2", "2004.03322v1", "1912.09881v1"}
+        tao = papers["2403.16981v2"]
+        assert tao["primary_category"] == "math.ST" and tao["status"] == "extracted"
+        assert repo.theorem("2403.16981v2")["record"]["theorem"]["label"] == "main"
+        assert papers["2004.03322v1"]["status"] == "skipped" and "PDF" in papers["2004.03322v1"]["reason"]
+        assert papers["1912.09881v1"]["status"] == "failed" and "download failed" in papers["1912.09881v1"]["reason"]
+
+
+def test_fetch_rejects_a_bad_month():
+    res = runner.invoke(app, ["papers", "fetch", "--month", "2024-13", "--base-url", "http://127.0.0.1:9", "--no-llm"])
+    assert res.exit_code == 2 and "month" in res.output.lower()
