@@ -215,3 +215,32 @@ def test_fetch_month_from_a_mirror(tmp_path):
 def test_fetch_rejects_a_bad_month():
     res = runner.invoke(app, ["papers", "fetch", "--month", "2024-13", "--base-url", "http://127.0.0.1:9", "--no-llm"])
     assert res.exit_code == 2 and "month" in res.output.lower()
+
+
+def test_source_map_is_stored_and_traces_the_theorem():
+    from theorembench.latex.flatten import FlatDocument
+
+    paper_id = add(PAPERS / "carleson-blueprint" / "eprint.tar.gz")[0].split()[0]
+    record = show(paper_id)["main_theorem"]["record"]
+    flat = FlatDocument.from_dict(json.loads(open(record["source"]["flat_document"]).read()))
+    th = record["theorem"]
+    assert flat.text[th["start_pos"] : th["end_pos"]] == th["content"]
+    file, line = flat.locate(th["start_pos"])
+    assert file == "chapter/main.tex" and line in (105, 106)
+
+
+def test_non_utf8_source_is_decoded_and_recorded(tmp_path):
+    folder = tmp_path / "latin"
+    folder.mkdir()
+    tex = (
+        "\\documentclass{amsart}\n\\newtheorem{theorem}{Theorem}\n\\begin{document}\n"
+        "\\section{Introduction}\nLet $G$ be a group (caf\u00e9 na\u00efve).\n"
+        "\\begin{theorem}\\label{t}Every finite group of prime order is cyclic.\\end{theorem}\n"
+        "\\end{document}\n"
+    )
+    (folder / "paper.tex").write_bytes(tex.encode("latin-1"))
+    line = add(folder)[0]
+    assert "theorem \\label{t}" in line
+    record = show(line.split()[0])["main_theorem"]["record"]
+    assert any("not UTF-8" in p for p in record["problems"])
+    assert "caf\u00e9" in record["context"]

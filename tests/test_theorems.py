@@ -148,3 +148,11 @@ def test_msc_and_keywords():
     assert keywords(r"\keywords{Cholesky factorization, experimental design; sparsity}") == [
         "Cholesky factorization", "experimental design", "sparsity"]
     assert keywords(r"\begin{keywords} a, b \end{keywords}") == ["a", "b"]
+
+
+def test_figure_reference_becomes_its_caption():
+    text = (r"\begin{figure}\centering\includegraphics{a.png}\caption{The growth of $f$.}\label{fig:a}\end{figure}"
+            r"\begin{theorem}See \Cref{fig:a}.\end{theorem}")
+    targets, _ = collect_labels(text)
+    expanded, _ = expand_refs(r"See \Cref{fig:a}.", targets)
+    assert expanded == "See (the figure: The growth of $f$.)."

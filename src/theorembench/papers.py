@@ -222,6 +222,9 @@ async def extract_theorems(
                 repo.upsert(paper_id, status="failed", reason=reason)
                 repo.put_theorem(paper_id, key, path="none", record=None, reason=reason, call_ids=[])
             else:
+                # the flattened text with its source map, so any offset can be traced to file and line
+                flat_path = Path(paper["folder"]).parent / "flat.json"
+                flat_path.write_text(json.dumps(text.flat.to_dict(), ensure_ascii=False))
                 try:
                     record, call_ids, reason = await extract_main_theorem(text, settings, llm=llm, model=model)
                 except Exception as exc:  # noqa: BLE001
@@ -230,6 +233,7 @@ async def extract_theorems(
                 path = record["extraction_path"] if record else "none"
                 if record is not None:
                     record["paper_id"] = paper_id
+                    record["source"]["flat_document"] = str(flat_path)
                 repo.put_theorem(paper_id, key, path=path, record=record, reason=reason, call_ids=call_ids)
                 update: dict[str, Any] = {"status": "extracted", "reason": None if record else reason}
                 if record and not paper.get("title") and record.get("title"):

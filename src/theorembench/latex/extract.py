@@ -72,6 +72,9 @@ def load_paper(root: Path, main: str | None = None) -> PaperText:
         raise ExtractionError(f"no main .tex file (with \\documentclass and \\begin{{document}}) in {root}")
     flat = flatten(root, main_file)
     problems = list(flat.problems)
+    for name, encoding in sorted(flat.encodings.items()):
+        if encoding not in ("utf-8", "utf-8-sig", "ascii"):
+            problems.append(f"{name} is not UTF-8: decoded as {encoding}")
     if len(candidates) > 1:
         problems.append(f"several main-file candidates {candidates}; chose {main_file}")
     styles = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from theorembench.latex.scan import ScanError, find_environments, read_group, skip_space
+from theorembench.latex.scan import ScanError, find_environments, read_group
 
 MATH_ENVS = {
     "equation", "equation*", "align", "align*", "gather", "gather*", "multline", "multline*",
@@ -130,6 +130,16 @@ def describe(target: LabelTarget) -> str:
         return f"\\({_inline_equation(target.content)}\\)"
     if target.kind == "section":
         return f"(the section \u201c{target.content}\u201d)"
+    if target.kind == "environment" and (target.env or "").rstrip("*") in ("figure", "table", "wrapfigure"):
+        caption = re.search(r"\\caption\s*(?:\[[^\]]*\])?\s*\{", target.content)
+        text = ""
+        if caption:
+            try:
+                text, _ = read_group(target.content, caption.end() - 1)
+            except ScanError:
+                text = ""
+        kind = "table" if (target.env or "").startswith("table") else "figure"
+        return f"(the {kind}" + (f": {' '.join(_LABEL.sub('', text).split())})" if text else ")")
     if target.kind == "environment":
         body = target.content
         m = re.match(r"\\begin\s*\{[^{}]*\}", body)
@@ -168,10 +178,3 @@ def ref_dict(labels: list[str], targets: dict[str, LabelTarget]) -> dict[str, st
 def strip_labels(text: str) -> str:
     return _LABEL.sub("", text)
 
-
-def skip_group(text: str, pos: int) -> int:
-    try:
-        _content, end = read_group(text, skip_space(text, pos))
-    except ScanError:
-        return pos
-    return end
