@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from theorembench.latex.refs import LabelTarget, refs_in
+from theorembench.latex.refs import LabelTarget, refs_in, strip_labels
 from theorembench.latex.theorems import Section
 
 DEFINITIONAL = re.compile(
@@ -193,21 +193,25 @@ def recover_context(
     layer2.sort(key=lambda b: b.start)
 
     # referenced content from the selected blocks
-    def referenced(blocks_text: str) -> tuple[str, list[str]]:
+    def referenced(blocks_text: str, present: list[Block]) -> tuple[str, list[str]]:
+        spans = [(b.start, b.end) for b in present] + [(theorem_start, theorem_end)]
         labels = [lab for lab in refs_in(blocks_text) if lab in targets]
-        labels = [lab for lab in labels if not (theorem_start <= targets[lab].start < theorem_end)]
+        # content already present (in a selected block or the theorem itself) is not appended again
+        labels = [lab for lab in labels if not any(s <= targets[lab].start < e for s, e in spans)]
         parts = [targets[lab].content for lab in labels]
         return "\n\n".join(parts), labels
 
-    ref1, labels1 = referenced(layer1)
+    ref1, labels1 = referenced(layer1, chosen)
     context = _join([layer1, ref1], context_chars)
     full_text = "\n\n".join(b.text for b in layer2)
-    ref2, labels2 = referenced(layer1 + "\n" + full_text)
+    ref2, labels2 = referenced(layer1 + "\n" + full_text, [*chosen, *layer2])
     full_context = _join([layer1, full_text, ref2], full_context_chars)
     return ContextResult(
-        pre_intro=pre_intro, post_intro=post_intro, context=context, full_context=full_context,
+        pre_intro=pre_intro, post_intro=post_intro, context=strip_labels(context),
+        full_context=strip_labels(full_context),
         intro_blocks=[b.start for b in chosen], paper_blocks=[b.start for b in layer2],
-        referenced=list(dict.fromkeys(labels1 + labels2)),
+        referenced=[lab for lab in refs_in(layer1 + "\n" + full_text) if lab in targets
+                    and not theorem_start <= targets[lab].start < theorem_end],
     )  # fmt: skip
 
 

@@ -121,7 +121,8 @@ def _inline_equation(block: str) -> str:
     body = _LABEL.sub("", body)
     body = re.sub(r"\\(nonumber|notag)\b", "", body)
     body = body.replace("&", "").replace("\\\\", ",\\quad ")
-    return " ".join(body.split())
+    body = " ".join(body.split())
+    return re.sub(r"[\s.,;]+$", "", body)  # a display's closing punctuation belongs to its sentence
 
 
 def describe(target: LabelTarget) -> str:
