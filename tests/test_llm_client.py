@@ -214,3 +214,16 @@ def test_hosted_providers_are_available_offline(name, api):
     provider = name.split("/")[0]
     backend = InspectBackend(name, provider, None, "test-key")
     assert type(backend.model.api).__name__ == api
+
+
+def test_identical_concurrent_calls_are_made_once(backend, fake_env, store):
+    fake_env.set_script({"default": {"reply": "once", "delay_ms": 100}})
+    llm = LLM(store)
+
+    async def many():
+        return await asyncio.gather(*(llm.generate(MODEL, MSG, GenerateSettings(max_connections=4)) for _ in range(5)))
+
+    results = run(many())
+    assert fake_env.stats()["total_requests"] == 1
+    assert {r.call_id for r in results} == {results[0].call_id}
+    assert sum(r.cached for r in results) == 4

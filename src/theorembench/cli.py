@@ -34,6 +34,9 @@ def _register_papers() -> None:
     from theorembench.cli_papers import papers_app
 
     app.add_typer(papers_app, name="papers")
+    from theorembench.cli_lmb import lmb_app
+
+    app.add_typer(lmb_app, name="lmb")
 
 out = Console()
 err = Console(stderr=True)
@@ -228,24 +231,65 @@ def eval_mcq(
 # ---------------------------------------------------------------- demo
 
 
+DEMO_MONTH = "2026-11"
+# The embedded model writes poor questions: the demo lowers the thresholds that would
+# reject them all, so that every stage runs. Real builds use the defaults.
+DEMO_OVERRIDES = {
+    "generation.max_tokens": 512, "generation.variants": 2, "filters.rubric_min": 0, "filters.stem_only": False,
+    "surface.min_length_ratio": 0.0, "surface.max_length_ratio": 100.0, "surface.max_latex_density_gap": 1.0,
+    "surface.revisions": 0, "latex.repairs": 1,
+}  # fmt: skip
+
+
 @app.command()
 def demo(
-    model: Annotated[str, typer.Option("--model", "-m", help="Model to evaluate.")] = "local/smollm2",
-    out_dir: Annotated[Path, typer.Option("--out-dir", help="Where results, log and report go.")] = Path("demo-output"),
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Max completion tokens per answer.")] = 384,
+    model: Annotated[str, typer.Option("--model", "-m", help="Model for every stage and for the evaluation.")] = "local/smollm2",
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the splits, results, log and report go.")] = Path("demo-output"),
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Max completion tokens per evaluation answer.")] = 384,
     db: DbOption = None,
 ) -> None:
-    """The main job on the embedded default: evaluate local/smollm2 on the shipped sample items, offline."""
+    """The main job, offline on the embedded model: sample papers -> theorems -> questions -> evaluation -> report."""
+    from theorembench.cli_lmb import run_lmb_build
+    from theorembench.papers import PaperRepo, add_local
     from theorembench.report.tables import write_report
 
-    sample = resources.files("theorembench.data").joinpath("demo_mcq.json")
-    with resources.as_file(sample) as path:
-        out.print(f"[bold]theorembench demo[/]: {model} on {path.name} (sample items shipped with theorembench)")
-        out.print("The embedded model is tiny and gets mathematics wrong: this shows the machinery, not a score.\n")
-        run = run_mcq_command(
-            path, model=model, db=db, out_path=out_dir / "results.json", max_tokens=max_tokens,
-            temperature=0.0, max_connections=1, log_dir=out_dir / "logs", resume=True,
-        )  # fmt: skip
+    out.print(f"[bold]theorembench demo[/] with {model}: the whole LiveMathematicianBench chain, offline.")
+    out.print("The embedded model is tiny and gets mathematics wrong: this shows the machinery, not a score.\n")
+
+    # 1. papers -> main theorems (the rule path finds them; no model needed)
+    store = _store(db)
+    repo = PaperRepo(store)
+    papers_root = resources.files("theorembench.data").joinpath("papers")
+    ids = []
+    with resources.as_file(papers_root) as root:
+        folders = sorted(p for p in Path(root).iterdir() if p.is_dir())
+        out.print(f"[bold]1. papers[/]: {len(folders)} sample papers shipped with theorembench")
+        for folder in folders:
+            ids.append(add_local(repo, folder))
+    from theorembench.cli_papers import _extract, _settings, _summary_line
+
+    done = _extract(store, repo, ids, _settings(True, 4000, 12000), None, force=False)
+    for paper_id in ids:
+        out.print("   " + _summary_line(repo.get(paper_id), done.get(paper_id)), markup=False, highlight=False)
+    store.close()
+
+    # 2. theorems -> questions (all stages, lowered thresholds)
+    out.print(f"\n[bold]2. questions[/]: sketch, taxonomy, stem, distractors, LaTeX check, rubric, calibration ({model})")
+    result = run_lmb_build(month=DEMO_MONTH, db=db, generator=model, judges=[model], calibrator=model, papers=ids,
+                           out_dir=out_dir / "lmb", overrides=DEMO_OVERRIDES, concurrency=1)  # fmt: skip
+
+    # 3. evaluation on what was built (the hard split, or the full one when calibration kept nothing)
+    split = result.files["hard"] if result.funnel["hard"] else result.files["full"]
+    if not result.funnel["generated"]:
+        out.print("the embedded model produced no usable item; evaluating the shipped sample items instead")
+        split_res = resources.files("theorembench.data").joinpath("demo_mcq.json")
+        with resources.as_file(split_res) as path:
+            split = Path(path)
+    out.print(f"\n[bold]3. evaluation[/]: {model} on {split}")
+    run = run_mcq_command(
+        split, model=model, db=db, out_path=out_dir / "results.json", max_tokens=max_tokens,
+        temperature=0.0, max_connections=1, log_dir=out_dir / "logs", resume=True,
+    )  # fmt: skip
     report = write_report(run.output, out_dir, json_path=str(run.out_path), log_path=str(run.log_path))
     out.print(f"report: {report} (with SVG charts beside it)")
 

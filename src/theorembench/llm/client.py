@@ -199,6 +199,7 @@ class LLM:
         self.run_id = run_id
         self.backend_preference = backend
         self._models: dict[tuple[str, str | None], _Bound] = {}
+        self._inflight: dict[str, asyncio.Future[int | None]] = {}
         self.calls_made = 0
         self.cache_hits = 0
 
@@ -265,6 +266,37 @@ class LLM:
         spec = model if isinstance(model, ModelSpec) else self.resolve(model)
         bound = self._bound(spec, settings)
         assert bound.semaphore is not None
+        key = cache_key(spec, messages, settings, sample, schema)
+        caching = self.use_cache if use_cache is None else use_cache
+        if caching:
+            # single flight: an identical call already under way is awaited, not paid for again
+            pending = self._inflight.get(key)
+            if pending is not None:
+                call_id = await asyncio.shield(pending)
+                row = self.store.get_call(call_id) if call_id else None
+                if row is not None and row["status"] == "ok":
+                    self.cache_hits += 1
+                    return _completion_from_row(row, cached=True)
+            future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+            self._inflight[key] = future
+        try:
+            completion = await self._generate_once(spec, bound, key, messages, settings, purpose, sample, schema,
+                                                   caching)  # fmt: skip
+        except BaseException as exc:
+            if caching:
+                self._inflight.pop(key, None)
+                if not future.done():
+                    future.set_result(getattr(exc, "call_id", None))
+            raise
+        if caching:
+            self._inflight.pop(key, None)
+            future.set_result(completion.call_id)
+        return completion
+
+    async def _generate_once(self, spec: ModelSpec, bound: _Bound, key: str, messages: list[Message],
+                             settings: GenerateSettings, purpose: str, sample: int, schema: dict[str, Any] | None,
+                             caching: bool) -> Completion:  # fmt: skip
+        assert bound.semaphore is not None
         failures: list[str] = []
         attempt = 0
         error: tuple[_Failure, float] | None = None
@@ -272,8 +304,7 @@ class LLM:
         # thousands of queued calls does not delay the first requests (it spreads the
         # look-up work over the run); backoff sleeps keep the slot, easing a 429 storm.
         async with bound.semaphore:
-            key = cache_key(spec, messages, settings, sample, schema)
-            if self.use_cache if use_cache is None else use_cache:
+            if caching:
                 row = self.store.cached_call(key)
                 if row is not None:
                     self.cache_hits += 1

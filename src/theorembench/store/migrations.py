@@ -128,4 +128,20 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "resumable pipeline steps",
+        """
+        CREATE TABLE steps (
+            pipeline    TEXT NOT NULL,
+            key         TEXT NOT NULL,
+            stage       TEXT NOT NULL,
+            status      TEXT NOT NULL,
+            output      TEXT,
+            reason      TEXT,
+            call_ids    TEXT NOT NULL DEFAULT '[]',
+            updated_at  REAL NOT NULL,
+            PRIMARY KEY (pipeline, key, stage)
+        );
+        """,
+    ),
 ]

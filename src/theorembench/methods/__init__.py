@@ -1,0 +1,1 @@
+"""Benchmark construction methods: one subpackage per method."""

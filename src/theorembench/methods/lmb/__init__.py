@@ -1,0 +1,1 @@
+"""LiveMathematicianBench: arXiv theorems -> hard multiple-choice questions."""

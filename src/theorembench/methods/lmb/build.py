@@ -1,0 +1,165 @@
+"""``theorembench lmb build``: theorems of a month -> full, ge5 and hard splits, funnel and costs."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from theorembench.llm import LLM
+from theorembench.methods.lmb.config import LMBConfig
+from theorembench.methods.lmb.pipeline import (
+    BuildEvents,
+    Builder,
+    Source,
+    build_items,
+    calibrate,
+    in_pool,
+    load_source,
+    select_hard,
+)
+from theorembench.papers import PaperRepo
+from theorembench.store import Store
+
+STAGE_ORDER = ("sketch", "classify", "stem", "distractors", "latex", "rubric", "stem_only", "calibrate")
+
+
+@dataclass
+class BuildResult:
+    month: str
+    files: dict[str, Path]
+    funnel: dict[str, int]
+    rejections: dict[str, dict[str, int]]
+    costs: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+def month_label(month: str) -> str:
+    return month.replace("-", "")
+
+
+def select_sources(repo: PaperRepo, month: str, paper_ids: list[str] | None) -> tuple[list[Source], list[str]]:
+    papers = [repo.find(p) for p in paper_ids] if paper_ids else repo.list(month=month)
+    sources, missing = [], []
+    for paper in papers:
+        if paper is None:
+            continue
+        theorem = repo.theorem(paper["id"])
+        src = load_source(paper, theorem) if theorem else None
+        if src is None:
+            missing.append(paper["id"])
+        else:
+            sources.append(src)
+    return sources, missing
+
+
+def _write(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1))
+    tmp.replace(path)
+    return path
+
+
+def stage_costs(store: Store, calls_by_stage: dict[str, list[int]], accepted: int) -> list[dict[str, Any]]:
+    rows = []
+    for stage in [*STAGE_ORDER, *sorted(set(calls_by_stage) - set(STAGE_ORDER))]:
+        ids = sorted(set(calls_by_stage.get(stage, [])))
+        if not ids:
+            continue
+        marks = ",".join("?" for _ in ids)
+        r = store.query(
+            "SELECT COUNT(*) AS calls, COALESCE(SUM(prompt_tokens),0) AS p, COALESCE(SUM(completion_tokens),0) AS c,"
+            f" SUM(cost_usd) AS cost FROM model_calls WHERE id IN ({marks})", ids,
+        )[0]  # fmt: skip
+        rows.append({
+            "stage": stage, "calls": r["calls"], "prompt_tokens": r["p"], "completion_tokens": r["c"],
+            "cost_usd": r["cost"],
+            "calls_per_accepted": r["calls"] / accepted if accepted else None,
+            "tokens_per_accepted": (r["p"] + r["c"]) / accepted if accepted else None,
+            "cost_per_accepted": (r["cost"] / accepted) if accepted and r["cost"] is not None else None,
+        })  # fmt: skip
+    return rows
+
+
+async def run_build(
+    store: Store,
+    llm: LLM,
+    cfg: LMBConfig,
+    *,
+    month: str,
+    out_dir: Path,
+    paper_ids: list[str] | None = None,
+    events: BuildEvents | None = None,
+    latex_checker: Any = None,
+    concurrency: int = 4,
+    on_sources: Any = None,
+) -> BuildResult:
+    repo = PaperRepo(store)
+    sources, missing = select_sources(repo, month, paper_ids)
+    if on_sources:
+        on_sources(len(sources))
+    builder = Builder(store, llm, cfg, pipeline=f"lmb/{month}/{cfg.key()}", events=events,
+                      latex_checker=latex_checker)  # fmt: skip
+    outcome = await build_items(builder, sources, concurrency=concurrency)
+    full = outcome.items
+    ge5 = [it for it in full if it["qa quality eval"] and it["qa quality eval"]["total_score"] >= cfg.filters.rubric_min]
+    pool = [it for it in full if in_pool(it, cfg)]
+    answers = await calibrate(builder, pool) if cfg.calibration.enabled else None
+    hard = select_hard(pool, answers)
+
+    label = month_label(month)
+    files = {
+        "full": _write(out_dir / f"qaEval_{label}_full.json", full),
+        "ge5": _write(out_dir / f"qaEval_{label}_ge5.json", ge5),
+        "hard": _write(out_dir / f"qaEval_{label}_ge5_hard.json", hard),
+    }
+    funnel = {"theorems": len(sources), "generated": len(full), "rubric": len(ge5), "stem_nontrivial": len(pool),
+              "hard": len(hard)}  # fmt: skip
+
+    rejections: dict[str, dict[str, int]] = defaultdict(Counter)  # type: ignore[arg-type]
+    calls_by_stage: dict[str, list[int]] = defaultdict(list)
+    for per_key in (*outcome.sources.values(), *outcome.variants.values()):
+        for stage, result in per_key.items():
+            calls_by_stage[stage].extend(result.call_ids)
+            if result.status in ("rejected", "failed"):
+                reason = (result.reason or "").split(":")[0]
+                rejections[f"{stage} {result.status}"][reason] += 1
+    for stages in outcome.variants.values():
+        rubric, stem_only = stages.get("rubric"), stages.get("stem_only")
+        if rubric is not None and rubric.ok and not rubric.output["passed"]:
+            rejections["rubric rejected"][f"total score below {cfg.filters.rubric_min}"] += 1
+        if stem_only is not None and stem_only.ok and stem_only.output["match"]:
+            rejections["stem_only rejected"]["answerable from the stem alone"] += 1
+    for ans in (answers or {}).values():
+        calls_by_stage["calibrate"].extend(ans.get("call_ids", []))
+    if answers is not None:
+        solved = sum(1 for a in answers.values() if a["model_is_correct"])
+        rejections["calibrate solved"]["answered correctly by the calibrator"] = solved
+    costs = stage_costs(store, calls_by_stage, len(hard))
+    summary = {
+        "month": label,
+        "full_count": len(full),
+        "ge5_count": len(ge5),
+        "hard_count": len(hard),
+        "funnel": funnel,
+        "rejections": {k: dict(v) for k, v in rejections.items()},
+        "papers_without_theorem": missing,
+        "hard_selection_summary": {
+            "pool_size": len(pool),
+            "source_groups": len({it["source_id"] for it in pool}),
+            "selected_count": len(hard),
+            "dropped_solved_sources": len({it["source_id"] for it in pool}) - len(hard),
+            "min_score": float(cfg.filters.rubric_min),
+        },
+        "costs": costs,
+        "config": cfg.model_dump(),
+    }
+    if answers is not None:
+        summary["calibrator_accuracy_on_pool"] = (
+            sum(1 for a in answers.values() if a["model_is_correct"]) / len(answers) if answers else None
+        )
+    files["summary"] = _write(out_dir / "summary.json", summary)
+    return BuildResult(label, files, funnel, {k: dict(v) for k, v in rejections.items()}, costs, summary)

@@ -1,0 +1,167 @@
+"""Every parameter of ``theorembench lmb build``, in one TOML file with the paper's defaults.
+
+``theorembench lmb config`` prints this file with its comments; edit a copy and pass
+it with ``--config``. Command-line model options override the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+DEFAULT_TOML = """\
+# theorembench lmb build: LiveMathematicianBench generation settings.
+# Defaults follow the LiveMathematicianBench paper; see the README for each stage.
+
+[models]
+generator = "local/smollm2"      # sketch, classification, stems, distractors, repairs
+judges = []                      # rubric and stem-only judges; empty = the generator
+calibrator = ""                  # hardness calibration model; empty = the generator
+
+[generation]
+temperature = 0.7                # generator sampling temperature
+max_tokens = 4096                # per generation call
+reasoning_effort = ""            # e.g. "medium" for reasoning models; empty = provider default
+max_regenerations = 2            # stem regenerations after a red flag
+repair_stem = true               # theorem-only repair pass for self-containedness
+variants = 2                     # distractor sets per theorem: the original and one regenerated (Stage 6, step 1)
+substitution_resistant_fraction = 0.5   # share of items whose keyed answer is the meta-option
+seed = 20250101                  # decides which items are substitution-resistant
+
+[surface]                        # computed anti-gaming constraints on false distractors vs option A
+min_length_ratio = 0.6
+max_length_ratio = 1.6
+max_latex_density_gap = 0.15     # |density(option) - density(A)|, density = LaTeX/math characters per character
+revisions = 1                    # revision rounds for offenders before the item is rejected
+
+[latex]
+check = true                     # KaTeX per math segment and pdflatex on the whole item
+repairs = 1                      # LLM repair rounds for invalid LaTeX before the item is dropped
+
+[filters]
+rubric_min = 5                   # keep items with ALS+TAS+GPS+DQS >= this (0-8)
+stem_only = true                 # Stage 5: drop items answerable from the stem alone
+
+[calibration]
+enabled = true                   # Stage 6: keep per theorem the hardest variant the calibrator gets wrong
+reasoning_effort = "medium"
+max_tokens = 16384
+seed = 42
+
+[context]
+context_chars = 4000
+full_context_chars = 12000
+"""
+
+
+class Models(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    generator: str = "local/smollm2"
+    judges: list[str] = Field(default_factory=list)
+    calibrator: str = ""
+
+
+class Generation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    temperature: float = 0.7
+    max_tokens: int = 4096
+    reasoning_effort: str = ""
+    max_regenerations: int = Field(2, ge=0, le=10)
+    repair_stem: bool = True
+    variants: int = Field(2, ge=1, le=5)
+    substitution_resistant_fraction: float = Field(0.5, ge=0.0, le=1.0)
+    seed: int = 20250101
+
+
+class Surface(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    min_length_ratio: float = 0.6
+    max_length_ratio: float = 1.6
+    max_latex_density_gap: float = 0.15
+    revisions: int = Field(1, ge=0, le=5)
+
+
+class Latex(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    check: bool = True
+    repairs: int = Field(1, ge=0, le=5)
+
+
+class Filters(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rubric_min: int = Field(5, ge=0, le=8)
+    stem_only: bool = True
+
+
+class Calibration(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    reasoning_effort: str = "medium"
+    max_tokens: int = 16384
+    seed: int = 42
+
+
+class Context(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    context_chars: int = 4000
+    full_context_chars: int = 12000
+
+
+class LMBConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    models: Models = Field(default_factory=Models)
+    generation: Generation = Field(default_factory=Generation)
+    surface: Surface = Field(default_factory=Surface)
+    latex: Latex = Field(default_factory=Latex)
+    filters: Filters = Field(default_factory=Filters)
+    calibration: Calibration = Field(default_factory=Calibration)
+    context: Context = Field(default_factory=Context)
+
+    @property
+    def judges(self) -> list[str]:
+        return self.models.judges or [self.models.generator]
+
+    @property
+    def calibrator(self) -> str:
+        return self.models.calibrator or self.models.generator
+
+    def key(self, *sections: str) -> str:
+        """A short hash of the named sections (all when none): the settings part of a stage key."""
+        data = self.model_dump()
+        if sections:
+            data = {s: data[s] for s in sections}
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> LMBConfig:
+    data: dict[str, Any] = tomllib.loads(DEFAULT_TOML)
+    if path is not None:
+        try:
+            user = tomllib.loads(Path(path).read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        for section, values in user.items():
+            if isinstance(values, dict) and isinstance(data.get(section), dict):
+                data[section].update(values)
+            else:
+                data[section] = values
+    for dotted, value in overrides.items():
+        if value is None:
+            continue
+        section, _, key = dotted.partition(".")
+        data.setdefault(section, {})[key] = value
+    try:
+        return LMBConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(f"{path or 'config'}: {where}: {err['msg']}") from None
