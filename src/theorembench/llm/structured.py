@@ -28,7 +28,8 @@ def extract_json(text: str) -> Any:
         start = stripped.find(start_char)
         if start >= 0:
             candidates.append(stripped[start:])
-    decoder = json.JSONDecoder()
+    # strict=False: small local models put raw line breaks inside strings
+    decoder = json.JSONDecoder(strict=False)
     for candidate in candidates:
         if not candidate:
             continue
@@ -49,3 +50,28 @@ def parse_and_validate(text: str, schema: dict[str, Any]) -> Any:
         where = "/".join(str(p) for p in first.absolute_path) or "(top level)"
         raise StructuredOutputError(f"JSON does not match the schema at {where}: {first.message}", raw=text)
     return value
+
+
+def llama_cpp_schema(schema: Any, *, max_string: int = 600) -> Any:
+    """A schema llama.cpp's grammar converter enforces fully (for constrained decoding only).
+
+    Its converter reads tuple arrays as ``items: [...]`` (not ``prefixItems``), ignores
+    ``minimum``/``maximum`` (a small integer range becomes an ``enum``), and lets a small
+    model ramble inside strings until the token limit (strings get a ``maxLength``).
+    Replies are still validated against the original schema.
+    """
+    if isinstance(schema, list):
+        return [llama_cpp_schema(s, max_string=max_string) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: llama_cpp_schema(v, max_string=max_string) for k, v in schema.items()}
+    if "prefixItems" in out:
+        out["items"] = out.pop("prefixItems")
+    if out.get("type") == "integer" and "minimum" in out and "maximum" in out and "enum" not in out:
+        low, high = int(out["minimum"]), int(out["maximum"])
+        if high - low <= 32:
+            out.pop("minimum"), out.pop("maximum")
+            out["enum"] = list(range(low, high + 1))
+    if out.get("type") == "string" and "enum" not in out and "const" not in out:
+        out["maxLength"] = min(int(out.get("maxLength", max_string)), max_string)
+    return out

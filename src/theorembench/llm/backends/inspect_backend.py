@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from theorembench.llm.structured import llama_cpp_schema
 from theorembench.llm.backends import RawOutput
 
 # providers whose SDK client accepts max_retries: retries are ours (bounded, recorded)
@@ -36,7 +37,7 @@ class InspectBackend:
         response_schema = None
         if schema is not None:
             if self.llama_cpp:
-                extra_body["response_format"] = {"type": "json_object", "schema": schema}
+                extra_body["response_format"] = {"type": "json_object", "schema": llama_cpp_schema(schema)}
             else:
                 response_schema = ResponseSchema(
                     name="answer", json_schema=JSONSchema.model_validate(schema), strict=False

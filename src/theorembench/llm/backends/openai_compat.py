@@ -8,6 +8,7 @@ from typing import Any
 
 import aiohttp
 
+from theorembench.llm.structured import llama_cpp_schema
 from theorembench.llm.backends import HTTPStatusError, MalformedResponseError, RawOutput
 
 
@@ -53,7 +54,7 @@ class OpenAICompatBackend:
         if schema is not None:
             if self.llama_cpp:
                 # llama.cpp's server answers type json_schema with HTTP 500; json_object + schema works
-                body["response_format"] = {"type": "json_object", "schema": schema}
+                body["response_format"] = {"type": "json_object", "schema": llama_cpp_schema(schema)}
             else:
                 body["response_format"] = {
                     "type": "json_schema",

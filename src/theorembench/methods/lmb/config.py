@@ -28,6 +28,7 @@ temperature = 0.7                # generator sampling temperature
 max_tokens = 4096                # per generation call
 reasoning_effort = ""            # e.g. "medium" for reasoning models; empty = provider default
 max_regenerations = 2            # stem regenerations after a red flag
+red_flag_checks = true           # reject trivialising stems (turn off only for smoke runs on tiny models)
 repair_stem = true               # theorem-only repair pass for self-containedness
 variants = 2                     # distractor sets per theorem: the original and one regenerated (Stage 6, step 1)
 substitution_resistant_fraction = 0.5   # share of items whose keyed answer is the meta-option
@@ -72,6 +73,7 @@ class Generation(BaseModel):
     max_tokens: int = 4096
     reasoning_effort: str = ""
     max_regenerations: int = Field(2, ge=0, le=10)
+    red_flag_checks: bool = True
     repair_stem: bool = True
     variants: int = Field(2, ge=1, le=5)
     substitution_resistant_fraction: float = Field(0.5, ge=0.0, le=1.0)

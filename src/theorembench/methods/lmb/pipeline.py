@@ -185,7 +185,7 @@ class Builder:
                     msgs = P.stem_regenerate_messages(category, theorem, context, sk, question, history[-1])
                 question = await self._ask(calls, model, msgs, P.STEM_SCHEMA, self.gen_settings, "lmb.stem",
                                            sample=attempt)  # fmt: skip
-                flags = P.red_flags(question)
+                flags = P.red_flags(question) if self.cfg.generation.red_flag_checks else []
                 history.append(flags)
                 if not flags:
                     break
@@ -196,7 +196,7 @@ class Builder:
             if self.cfg.generation.repair_stem:
                 fixed = await self._ask(calls, model, P.stem_repair_messages(question, theorem, context),
                                         P.STEM_SCHEMA, self.judge_settings, "lmb.stem_repair")  # fmt: skip
-                if not P.red_flags(fixed):
+                if not self.cfg.generation.red_flag_checks or not P.red_flags(fixed):
                     question, repaired = fixed, fixed != question
             return {"question": question["question"].strip(),
                     "correct_choice": {"label": "A", "text": question["correct_choice"]["text"].strip()},
