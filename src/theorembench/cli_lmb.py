@@ -96,6 +96,7 @@ def run_lmb_build(*, month: str, db: Path | None, config: Path | None = None, ge
     try:
         with progress:
             result = asyncio.run(go())
+            progress.update(task, completed=progress.tasks[0].total, note="done")
     finally:
         stop_private_servers()
     out.print(funnel_table(result))
