@@ -95,3 +95,38 @@ def test_structured_output_is_schema_valid(shared_local, tmp_path):
     obj, completions = asyncio.run(go())
     assert obj["label"] in "ABCDE" and 0 <= obj["confidence"] <= 100
     assert completions[0].prompt_tokens > 0
+
+
+def test_lmb_chain_on_the_embedded_model(shared_local, tmp_path):
+    """One sample paper through every LMB stage on local/smollm2; the splits load in `eval mcq`."""
+    from importlib import resources
+
+    from theorembench.evaluate.mcq.items import load_dataset
+
+    paper = str(resources.files("theorembench.data") / "papers" / "derangements")
+    res = CliRunner().invoke(app, ["papers", "add", paper, "--no-llm"])
+    assert res.exit_code == 0, res.output
+    paper_id = res.output.split()[0]
+    cfg = tmp_path / "lmb.toml"
+    cfg.write_text(
+        "[generation]\nmax_tokens = 400\nred_flag_checks = false\n"
+        "[filters]\nrubric_min = 0\nstem_only = false\n"
+        "[surface]\nmin_length_ratio = 0.0\nmax_length_ratio = 100.0\nmax_latex_density_gap = 1.0\nrevisions = 0\n"
+        "[calibration]\nmax_tokens = 200\n"
+    )
+    args = ["lmb", "build", "--month", "2026-11", "--paper", paper_id, "--config", str(cfg),
+            "--generator", "local/smollm2", "--out-dir", str(tmp_path / "out"), "--concurrency", "1"]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["funnel"]["theorems"] == 1
+    assert summary["funnel"]["generated"] >= 1, summary["rejections"]
+    full = load_dataset(tmp_path / "out" / "qaEval_202611_full.json")
+    for item in full.raw:
+        assert [c["label"] for c in item["mcq"]["choices"]] == ["B", "C", "D", "E"]
+        assert item["sketch"] and item["theorem_type"]
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(app, ["eval", "mcq", str(tmp_path / "out" / "qaEval_202611_full.json"), "--model",
+                                   "local/smollm2", "--max-tokens", "32", "--out", str(out)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["summary"]["all"]["total"] == len(full.items)

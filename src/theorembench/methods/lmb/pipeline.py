@@ -95,10 +95,11 @@ class Builder:
         self.events = events or BuildEvents()
         self.latex_checker = latex_checker
         g = cfg.generation
+        # a sampling seed makes local (llama.cpp) runs reproducible; providers without seeds ignore it
         self.gen_settings = GenerateSettings(temperature=g.temperature, max_tokens=g.max_tokens,
-                                             reasoning_effort=g.reasoning_effort or None)  # fmt: skip
+                                             reasoning_effort=g.reasoning_effort or None, seed=g.seed)  # fmt: skip
         self.judge_settings = GenerateSettings(temperature=0.0, max_tokens=g.max_tokens,
-                                               reasoning_effort=g.reasoning_effort or None)  # fmt: skip
+                                               reasoning_effort=g.reasoning_effort or None, seed=g.seed)  # fmt: skip
 
     # -- plumbing -----------------------------------------------------------------
 
