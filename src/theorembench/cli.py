@@ -37,6 +37,9 @@ def _register_papers() -> None:
     from theorembench.cli_lmb import lmb_app
 
     app.add_typer(lmb_app, name="lmb")
+    from theorembench.cli_hybrid import hybrid_app
+
+    app.add_typer(hybrid_app, name="hybrid")
 
 out = Console()
 err = Console(stderr=True)

@@ -1,0 +1,1 @@
+"""Proof2Hybrid: m-out-of-n multiple-judge questions from definitions and proposition–proof pairs."""

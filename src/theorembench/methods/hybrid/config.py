@@ -1,0 +1,153 @@
+"""Proof2Hybrid parameters (the paper's Table 2), in one TOML file with the paper's defaults.
+
+m1 (seed judges) and m3 (distractor judges) are the number of judge models given,
+m2 the number of generator models. The paper used m1 = m3 = 4, m2 = 5.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+DEFAULT_TOML = """\
+# theorembench hybrid build: Proof2Hybrid settings (defaults: the AlgGeoTest values).
+
+[models]
+generators = ["local/smollm2"]   # m2 models write distractors (the paper: 5)
+judges = ["local/smollm2"]       # m1 = m3 judge models (the paper: 4)
+
+[seed_filter]
+n1 = 3                           # verdicts per judge
+k1 = 8                           # keep a seed judged correct at least k1 times; needs k1 > m1*n1/2
+
+[distractors]
+n2 = 6                           # distractors written by each generator
+k2 = 2                           # of which k2 are drawn at random (k2 <= n2)
+
+[distractor_filter]
+n3 = 3                           # verdicts per judge
+k3 = 7                           # keep a distractor judged incorrect k3..k4 times:
+k4 = 10                          #   m3*n3/2 < k3 <= k4 <= m3*n3 - 2
+
+[questions]
+m = 2                            # correct items per question
+n = 6                            # items per question
+seed = 0                         # drawing is seeded and reproducible
+
+[generation]
+temperature = 0.7
+max_tokens = 4096
+max_seeds = 0                    # use at most this many seeds (0 = all)
+"""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Models(_Section):
+    generators: list[str] = Field(default_factory=lambda: ["local/smollm2"])
+    judges: list[str] = Field(default_factory=lambda: ["local/smollm2"])
+
+
+class SeedFilter(_Section):
+    n1: int = Field(3, ge=1)
+    k1: int = Field(8, ge=1)
+
+
+class Distractors(_Section):
+    n2: int = Field(6, ge=1)
+    k2: int = Field(2, ge=1)
+
+
+class DistractorFilter(_Section):
+    n3: int = Field(3, ge=1)
+    k3: int = Field(7, ge=1)
+    k4: int = Field(10, ge=1)
+
+
+class Questions(_Section):
+    m: int = Field(2, ge=1)
+    n: int = Field(6, ge=2)
+    seed: int = 0
+
+
+class Generation(_Section):
+    temperature: float = 0.7
+    max_tokens: int = 4096
+    max_seeds: int = Field(0, ge=0)
+
+
+class HybridConfig(_Section):
+    models: Models = Field(default_factory=Models)
+    seed_filter: SeedFilter = Field(default_factory=SeedFilter)
+    distractors: Distractors = Field(default_factory=Distractors)
+    distractor_filter: DistractorFilter = Field(default_factory=DistractorFilter)
+    questions: Questions = Field(default_factory=Questions)
+    generation: Generation = Field(default_factory=Generation)
+
+    @property
+    def m1(self) -> int:
+        return len(self.models.judges)
+
+    @property
+    def m2(self) -> int:
+        return len(self.models.generators)
+
+    @property
+    def m3(self) -> int:
+        return len(self.models.judges)
+
+    def check(self) -> None:
+        """The paper's constraints; a violation is a clear error before any work."""
+        problems = []
+        m1, m3 = self.m1, self.m3
+        if not self.models.judges or not self.models.generators:
+            problems.append("at least one judge and one generator model are needed")
+        sf, d, df, q = self.seed_filter, self.distractors, self.distractor_filter, self.questions
+        if not sf.k1 > m1 * sf.n1 / 2:
+            problems.append(f"k1={sf.k1} must exceed m1*n1/2 = {m1}*{sf.n1}/2 = {m1 * sf.n1 / 2:g} "
+                            "(a kept seed must be judged correct more often than not)")  # fmt: skip
+        if sf.k1 > m1 * sf.n1:
+            problems.append(f"k1={sf.k1} can never be reached with m1*n1 = {m1}*{sf.n1} = {m1 * sf.n1} verdicts")
+        if d.k2 > d.n2:
+            problems.append(f"k2={d.k2} must not exceed n2={d.n2}")
+        total = m3 * df.n3
+        if not (total / 2 < df.k3 <= df.k4 <= total - 2):
+            problems.append(f"need m3*n3/2 < k3 <= k4 <= m3*n3 - 2, i.e. {total / 2:g} < {df.k3} <= {df.k4} <= "
+                            f"{total - 2} with m3={m3} judges x n3={df.n3} verdicts")  # fmt: skip
+        if not 0 < q.m < q.n:
+            problems.append(f"need 0 < m < n, got m={q.m}, n={q.n}")
+        if problems:
+            raise HybridConfigError("; ".join(problems))
+
+
+class HybridConfigError(ValueError):
+    pass
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> HybridConfig:
+    data: dict[str, Any] = tomllib.loads(DEFAULT_TOML)
+    if path is not None:
+        try:
+            user = tomllib.loads(Path(path).read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise HybridConfigError(f"{path}: {exc}") from None
+        for section, values in user.items():
+            if isinstance(values, dict) and isinstance(data.get(section), dict):
+                data[section].update(values)
+            else:
+                data[section] = values
+    for dotted, value in overrides.items():
+        if value is None:
+            continue
+        section, _, key = dotted.partition(".")
+        data.setdefault(section, {})[key] = value
+    try:
+        return HybridConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise HybridConfigError(f"{path or 'config'}: {'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None

@@ -1,0 +1,290 @@
+"""Proof2Hybrid: seed filtration, distractor generation and filtration, m-out-of-n aggregation.
+
+Every judgement and every generation is a stored step (resumable, each with the ids
+of its model calls), so an interrupted build resumes without paying twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from theorembench.llm import LLM, GenerateSettings, LLMError, StructuredOutputError
+from theorembench.methods.hybrid import prompts as P
+from theorembench.methods.hybrid.config import HybridConfig
+from theorembench.store import Store
+from theorembench.store.steps import StepResult, Steps
+
+
+def normalized(text: str) -> str:
+    """Equality up to whitespace, as the paper deduplicates."""
+    return re.sub(r"\s+", "", text)
+
+
+def seed_text(seed: Any) -> str:
+    return seed.text
+
+
+@dataclass
+class Distractor:
+    id: str
+    seed_id: str
+    generator: str
+    text: str
+    change: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class HybridOutcome:
+    seeds: list[Any] = field(default_factory=list)
+    seed_verdicts: dict[str, StepResult] = field(default_factory=dict)
+    kept_seeds: list[Any] = field(default_factory=list)
+    distractors: list[Distractor] = field(default_factory=list)
+    distractor_verdicts: dict[str, StepResult] = field(default_factory=dict)
+    kept_distractors: list[Distractor] = field(default_factory=list)
+    generation_steps: dict[str, StepResult] = field(default_factory=dict)
+    questions: list[dict[str, Any]] = field(default_factory=list)
+
+
+class HybridBuilder:
+    def __init__(self, store: Store, llm: LLM, cfg: HybridConfig, *, pipeline: str, on_step: Any = None):
+        cfg.check()
+        self.store = store
+        self.llm = llm
+        self.cfg = cfg
+        self.steps = Steps(store, pipeline)
+        self.on_step = on_step
+        g = cfg.generation
+        self.judge_settings = GenerateSettings(temperature=max(g.temperature, 0.3), max_tokens=g.max_tokens)
+        self.gen_settings = GenerateSettings(temperature=g.temperature, max_tokens=g.max_tokens)
+
+    async def _stored(self, key: str, stage: str, fn: Any) -> StepResult:
+        done = self.steps.done(key, stage)
+        if done is None:
+            calls: list[int] = []
+            try:
+                out = await fn(calls)
+                done = StepResult("ok", out, None, calls)
+            except _Failed as exc:
+                done = StepResult("failed", None, str(exc), calls)
+            self.steps.put(key, stage, done)
+        if self.on_step:
+            self.on_step(key, stage, done.status)
+        return done
+
+    async def _verdicts(self, calls: list[int], text: str, n: int, purpose: str) -> list[dict[str, Any]]:
+        """n verdicts from every judge (sample index = verdict number, so each is its own call)."""
+        out = []
+        for judge in self.cfg.models.judges:
+            for sample in range(n):
+                try:
+                    obj, completions = await self.llm.generate_json(
+                        judge, P.judge_messages(text), P.VERDICT_SCHEMA, self.judge_settings,
+                        purpose=purpose, sample=sample,
+                    )  # fmt: skip
+                    calls.extend(c.call_id for c in completions)
+                    out.append({"judge": judge, "sample": sample, "verdict": obj["verdict"], "reason": obj["reason"],
+                                "call_id": completions[-1].call_id})  # fmt: skip
+                except (LLMError, StructuredOutputError) as exc:
+                    ids = getattr(exc, "call_ids", None) or ([exc.call_id] if getattr(exc, "call_id", None) else [])
+                    calls.extend(ids)
+                    out.append({"judge": judge, "sample": sample, "verdict": None, "reason": f"no verdict: {exc}",
+                                "call_id": ids[-1] if ids else None})  # fmt: skip
+        return out
+
+    async def filter_seed(self, seed: Any) -> StepResult:
+        k1, n1 = self.cfg.seed_filter.k1, self.cfg.seed_filter.n1
+
+        async def run(calls: list[int]) -> dict[str, Any]:
+            verdicts = await self._verdicts(calls, seed_text(seed), n1, "hybrid.seed_filter")
+            correct = sum(v["verdict"] == "correct" for v in verdicts)
+            return {"verdicts": verdicts, "correct": correct, "kept": correct >= k1}
+
+        return await self._stored(seed.id, "seed_filter", run)
+
+    async def generate(self, seed: Any) -> StepResult:
+        d = self.cfg.distractors
+
+        async def run(calls: list[int]) -> dict[str, Any]:
+            produced: list[dict[str, Any]] = []
+            failures: list[str] = []
+            for gi, generator in enumerate(self.cfg.models.generators):
+                try:
+                    obj, completions = await self.llm.generate_json(
+                        generator, P.distractor_messages(seed.kind, seed.statement, seed.proof, d.n2),
+                        P.distractor_schema(d.n2), self.gen_settings, purpose="hybrid.distractors",
+                    )  # fmt: skip
+                    calls.extend(c.call_id for c in completions)
+                except (LLMError, StructuredOutputError) as exc:
+                    calls.extend(getattr(exc, "call_ids", None) or [])
+                    failures.append(f"{generator}: {exc}")
+                    continue
+                candidates = [c for c in obj["distractors"] if c.get("text", "").strip()]
+                rng = random.Random(f"{self.cfg.questions.seed}:{seed.id}:{gi}")
+                chosen = rng.sample(range(len(candidates)), min(d.k2, len(candidates)))
+                for k in sorted(chosen):
+                    c = candidates[k]
+                    body = c["text"].strip()
+                    text = (f"{seed.statement}\n\nProof. {body}" if seed.kind == "statement_proof" else body)
+                    produced.append({"id": f"{seed.id}#{gi}.{k}", "seed_id": seed.id, "generator": generator,
+                                     "text": text, "change": c.get("change", "")})  # fmt: skip
+            # duplicates up to whitespace are removed, and so are copies of the seed itself
+            seen = {normalized(seed_text(seed))}
+            unique = []
+            for item in produced:
+                key = normalized(item["text"])
+                if key in seen:
+                    continue
+                seen.add(key)
+                unique.append(item)
+            if not produced and failures:
+                raise _Failed("; ".join(failures))
+            return {"distractors": unique, "duplicates_removed": len(produced) - len(unique), "failures": failures}
+
+        return await self._stored(seed.id, "distractors", run)
+
+    async def filter_distractor(self, dis: Distractor) -> StepResult:
+        df = self.cfg.distractor_filter
+
+        async def run(calls: list[int]) -> dict[str, Any]:
+            verdicts = await self._verdicts(calls, dis.text, df.n3, "hybrid.distractor_filter")
+            incorrect = sum(v["verdict"] == "incorrect" for v in verdicts)
+            return {"verdicts": verdicts, "incorrect": incorrect, "kept": df.k3 <= incorrect <= df.k4}
+
+        return await self._stored(dis.id, "distractor_filter", run)
+
+
+class _Failed(RuntimeError):
+    pass
+
+
+def aggregate(seeds: list[Any], distractors: list[Distractor], *, m: int, n: int, seed: int) -> list[dict[str, Any]]:
+    """Questions of m seeds and n - m distractors, all from distinct seed origins, until the pool runs dry."""
+    rng = random.Random(seed)
+    seed_pool = sorted(seeds, key=lambda s: s.id)
+    dis_pool = sorted(distractors, key=lambda d: d.id)
+    rng.shuffle(seed_pool)
+    rng.shuffle(dis_pool)
+    questions = []
+    while True:
+        origins: set[str] = set()
+        chosen_seeds = []
+        for s in seed_pool:
+            if s.id not in origins:
+                chosen_seeds.append(s)
+                origins.add(s.id)
+                if len(chosen_seeds) == m:
+                    break
+        chosen_dis = []
+        for d in dis_pool:
+            if d.seed_id not in origins:
+                chosen_dis.append(d)
+                origins.add(d.seed_id)
+                if len(chosen_dis) == n - m:
+                    break
+        if len(chosen_seeds) < m or len(chosen_dis) < n - m:
+            break
+        for s in chosen_seeds:
+            seed_pool.remove(s)
+        for d in chosen_dis:
+            dis_pool.remove(d)
+        entries = [{"text": s.text, "correct": True, "origin": s.id, "tag": getattr(s, "tag", None),
+                    "kind": s.kind, "distractor_id": None, "change": None} for s in chosen_seeds]  # fmt: skip
+        entries += [{"text": d.text, "correct": False, "origin": d.seed_id, "tag": None, "kind": None,
+                     "distractor_id": d.id, "change": d.change} for d in chosen_dis]  # fmt: skip
+        rng.shuffle(entries)
+        for i, entry in enumerate(entries, start=1):
+            entry["number"] = i
+        questions.append({
+            "id": f"q{len(questions) + 1:04d}", "m": m, "n": n, "items": entries,
+            "answer": sorted(e["number"] for e in entries if e["correct"]),
+        })  # fmt: skip
+    return questions
+
+
+async def build(builder: HybridBuilder, seeds: list[Any], *, concurrency: int = 4) -> HybridOutcome:
+    cfg = builder.cfg
+    outcome = HybridOutcome(seeds=list(seeds))
+    gate = asyncio.Semaphore(concurrency)
+
+    async def per_seed(seed: Any) -> None:
+        async with gate:
+            verdict = await builder.filter_seed(seed)
+            outcome.seed_verdicts[seed.id] = verdict
+            if not (verdict.ok and verdict.output["kept"]):
+                return
+            outcome.kept_seeds.append(seed)
+            gen = await builder.generate(seed)
+            outcome.generation_steps[seed.id] = gen
+            if not gen.ok:
+                return
+            for raw in gen.output["distractors"]:
+                dis = Distractor(**raw)
+                outcome.distractors.append(dis)
+                result = await builder.filter_distractor(dis)
+                outcome.distractor_verdicts[dis.id] = result
+                if result.ok and result.output["kept"]:
+                    outcome.kept_distractors.append(dis)
+
+    await asyncio.gather(*(per_seed(s) for s in seeds))
+    outcome.kept_seeds.sort(key=lambda s: s.id)
+    outcome.kept_distractors.sort(key=lambda d: d.id)
+    outcome.distractors.sort(key=lambda d: d.id)
+    q = cfg.questions
+    outcome.questions = aggregate(outcome.kept_seeds, outcome.kept_distractors, m=q.m, n=q.n, seed=q.seed)
+    return outcome
+
+
+def write_outputs(store: Store, outcome: HybridOutcome, out_dir: Path, cfg: HybridConfig) -> dict[str, Any]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "questions.json").write_text(json.dumps(outcome.questions, ensure_ascii=False, indent=1))
+    with open(out_dir / "questions.jsonl", "w") as fh:
+        for q in outcome.questions:
+            fh.write(json.dumps(q, ensure_ascii=False) + "\n")
+    with open(out_dir / "audit.jsonl", "w") as fh:
+        for q in outcome.questions:
+            for item in q["items"]:
+                verdict = (outcome.seed_verdicts.get(item["origin"]) if item["correct"]
+                           else outcome.distractor_verdicts.get(item["distractor_id"]))  # fmt: skip
+                fh.write(json.dumps({
+                    "question": q["id"], "number": item["number"], "correct": item["correct"],
+                    "origin": item["origin"], "tag": item["tag"], "distractor_id": item["distractor_id"],
+                    "change": item["change"],
+                    "verdicts": (verdict.output or {}).get("verdicts") if verdict else None,
+                }, ensure_ascii=False) + "\n")  # fmt: skip
+    # perplexity-based evaluation: each kept seed with its own kept distractors as one question
+    by_seed: dict[str, list[Distractor]] = {}
+    for d in outcome.kept_distractors:
+        by_seed.setdefault(d.seed_id, []).append(d)
+    ppl = [{"id": s.id, "tag": getattr(s, "tag", None), "options": [s.text] + [d.text for d in by_seed[s.id]],
+            "correct": 0} for s in outcome.kept_seeds if by_seed.get(s.id)]  # fmt: skip
+    (out_dir / "ppl_questions.json").write_text(json.dumps(ppl, ensure_ascii=False, indent=1))
+    call_ids: list[int] = []
+    for group in (outcome.seed_verdicts, outcome.generation_steps, outcome.distractor_verdicts):
+        for result in group.values():
+            call_ids.extend(result.call_ids)
+    ids = sorted(set(call_ids))
+    usage = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": None}
+    if ids:
+        marks = ",".join("?" for _ in ids)
+        row = store.query(f"SELECT COUNT(*) AS c, COALESCE(SUM(prompt_tokens),0) AS p, COALESCE(SUM(completion_tokens),0) AS t,"
+                          f" SUM(cost_usd) AS cost FROM model_calls WHERE id IN ({marks})", ids)[0]  # fmt: skip
+        usage = {"calls": row["c"], "prompt_tokens": row["p"], "completion_tokens": row["t"], "cost_usd": row["cost"]}
+    nq = len(outcome.questions)
+    funnel = {"seeds": len(outcome.seeds), "kept_seeds": len(outcome.kept_seeds),
+              "distractors": len(outcome.distractors), "kept_distractors": len(outcome.kept_distractors),
+              "questions": nq}  # fmt: skip
+    per_question = {k: (v / nq if nq and v is not None else None) for k, v in usage.items()}
+    summary = {"funnel": funnel, "usage": usage, "per_question": per_question, "config": cfg.model_dump(),
+               "duplicates_removed": sum((r.output or {}).get("duplicates_removed", 0)
+                                         for r in outcome.generation_steps.values())}  # fmt: skip
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary

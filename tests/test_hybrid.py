@@ -1,0 +1,249 @@
+"""Proof2Hybrid: thresholds, dedup, aggregation and evaluation, with scripted judges on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from theorembench.llm import LLM, GenerateSettings
+from theorembench.methods.hybrid.config import HybridConfigError, load_config
+from theorembench.methods.hybrid.evaluate import evaluate_generation, parse_selection, random_baselines, score
+from theorembench.methods.hybrid.pipeline import Distractor, HybridBuilder, aggregate, build, normalized
+from theorembench.store import Store
+
+J1, J2, G1, G2 = "openai-api/fake/judge1", "openai-api/fake/judge2", "openai-api/fake/gen1", "openai-api/fake/gen2"
+
+
+@dataclass
+class FakeSeed:
+    id: str
+    kind: str
+    statement: str
+    proof: str | None
+    tag: str | None = None
+    source: str = "test"
+    chapter: str = "test"
+
+    @property
+    def text(self) -> str:
+        return self.statement if self.kind == "definition" else f"{self.statement}\n\nProof. {self.proof}"
+
+
+def verdict(v: str) -> str:
+    return json.dumps({"verdict": v, "reason": "checked"})
+
+
+def cfg(**over):
+    return load_config(None, **over)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "h.db") as s:
+        yield s
+
+
+@pytest.mark.parametrize(
+    ("over", "needle"),
+    [
+        ({"models.judges": [J1], "seed_filter.n1": 2, "seed_filter.k1": 1}, "k1=1 must exceed m1*n1/2"),
+        ({"models.judges": [J1], "seed_filter.n1": 3, "seed_filter.k1": 4}, "can never be reached"),
+        ({"distractors.n2": 2, "distractors.k2": 3}, "k2=3 must not exceed n2=2"),
+        ({"models.judges": [J1, J2], "seed_filter.n1": 3, "seed_filter.k1": 4, "distractor_filter.n3": 3,
+          "distractor_filter.k3": 3, "distractor_filter.k4": 4}, "m3*n3/2 < k3"),
+        ({"models.judges": [J1, J2], "seed_filter.n1": 3, "seed_filter.k1": 4, "distractor_filter.n3": 3,
+          "distractor_filter.k3": 4, "distractor_filter.k4": 5}, "<= 4 with m3=2"),
+        ({"questions.m": 6, "questions.n": 6}, "0 < m < n"),
+    ],
+)  # fmt: skip
+def test_parameter_validation(over, needle):
+    with pytest.raises(HybridConfigError, match=needle.replace("*", r"\*").replace("(", r"\(")):
+        cfg(**over).check()
+
+
+def test_paper_defaults_validate_with_four_judges():
+    c = cfg(**{"models.judges": ["a/1", "b/2", "c/3", "d/4"], "models.generators": ["g/1"] * 5})
+    c.check()
+    assert (c.seed_filter.k1, c.distractors.n2, c.distractors.k2, c.distractor_filter.k3, c.distractor_filter.k4,
+            c.questions.m, c.questions.n) == (8, 6, 2, 7, 10, 2, 6)  # fmt: skip
+    with pytest.raises(HybridConfigError, match="k1=8"):
+        cfg().check()  # one judge cannot reach the paper's k1
+
+
+def two_judges(**extra):
+    return cfg(**{"models.judges": [J1, J2], "models.generators": [G1, G2], "seed_filter.n1": 2,
+                  "seed_filter.k1": 3, "distractors.n2": 3, "distractors.k2": 2, "distractor_filter.n3": 3,
+                  "distractor_filter.k3": 4, "distractor_filter.k4": 4, **extra})  # fmt: skip
+
+
+def test_seed_filter_threshold_exactly_met_and_missed(fake_env, store):
+    # 2 judges x 2 verdicts; k1 = 3. KEEP gets 3 "correct", DROP gets 2.
+    fake_env.set_script({"rules": [
+        {"match": "KEEP-SEED", "model": "judge1", "reply": [verdict("correct"), verdict("correct")]},
+        {"match": "KEEP-SEED", "model": "judge2", "reply": [verdict("correct"), verdict("incorrect")]},
+        {"match": "DROP-SEED", "model": "judge1", "reply": [verdict("correct"), verdict("incorrect")]},
+        {"match": "DROP-SEED", "model": "judge2", "reply": [verdict("correct"), verdict("incorrect")]},
+    ]})  # fmt: skip
+    builder = HybridBuilder(store, LLM(store), two_judges(), pipeline="t")
+    keep = run(builder.filter_seed(FakeSeed("s1", "definition", "KEEP-SEED: a group is ...", None)))
+    drop = run(builder.filter_seed(FakeSeed("s2", "definition", "DROP-SEED: a ring is ...", None)))
+    assert keep.output["correct"] == 3 and keep.output["kept"]
+    assert drop.output["correct"] == 2 and not drop.output["kept"]
+    assert len(keep.call_ids) == 4 and len(keep.output["verdicts"]) == 4
+
+
+def test_distractors_dedup_random_choice_and_proof_only_changes(fake_env, store):
+    seed = FakeSeed("s1", "statement_proof", "Lemma. Every finite group of prime order is cyclic.",
+                    "Take g != e; its order divides p, so it is p.")  # fmt: skip
+    gen1 = json.dumps({"distractors": [
+        {"text": "Take g != e; its order divides p-1, so it is p.", "change": "p -> p-1"},
+        {"text": "Take  g != e;  its order divides p-1,\nso it is p.", "change": "same, other spacing"},
+        {"text": "Take g != e; its order divides p, so it is p.", "change": "nothing (copy of the seed)"},
+    ]})  # fmt: skip
+    gen2 = json.dumps({"distractors": [
+        {"text": "Take any g; its order divides p, so it is p.", "change": "dropped g != e"},
+        {"text": "Take g != e; its order is at most p, so it is p.", "change": "divides -> at most"},
+        {"text": "Take g != e; its order divides p^2, so it is p.", "change": "p -> p^2"},
+    ]})  # fmt: skip
+    fake_env.set_script({"rules": [{"model": "gen1", "match": "flawed versions", "reply": gen1},
+                                   {"model": "gen2", "match": "flawed versions", "reply": gen2}]})  # fmt: skip
+    c = two_judges(**{"distractors.k2": 3})
+    builder = HybridBuilder(store, LLM(store), c, pipeline="t")
+    out = run(builder.generate(seed)).output
+    texts = [d["text"] for d in out["distractors"]]
+    assert out["duplicates_removed"] == 2  # the whitespace twin and the copy of the seed
+    assert len(texts) == 4 and len({normalized(t) for t in texts}) == 4
+    assert all(t.startswith(seed.statement + "\n\nProof. ") for t in texts)  # only the proof changes
+    assert {d["change"] for d in out["distractors"]} >= {"p -> p-1", "dropped g != e"}
+    # k2 < n2: a seeded random choice per model, reproducible
+    c2 = two_judges(**{"distractors.k2": 1})
+    a = run(HybridBuilder(store, LLM(store), c2, pipeline="t2").generate(seed)).output["distractors"]
+    b = run(HybridBuilder(store, LLM(store), c2, pipeline="t3").generate(seed)).output["distractors"]
+    assert len(a) == 2 and [d["id"] for d in a] == [d["id"] for d in b]
+
+
+@pytest.mark.parametrize(("incorrect", "kept"), [(3, False), (4, True), (5, False), (6, False)])
+def test_distractor_filter_window_edges(fake_env, store, incorrect, kept):
+    # 2 judges x 3 verdicts = 6; window k3 = k4 = 4 (3 < 4 <= 4 <= 4)
+    verdicts = [verdict("incorrect")] * incorrect + [verdict("correct")] * (6 - incorrect)
+    fake_env.set_script({"rules": [{"model": "judge1", "match": "DIS", "reply": verdicts[:3]},
+                                   {"model": "judge2", "match": "DIS", "reply": verdicts[3:]}]})  # fmt: skip
+    builder = HybridBuilder(store, LLM(store), two_judges(), pipeline=f"w{incorrect}")
+    result = run(builder.filter_distractor(Distractor("d1", "s1", G1, "DIS: a flawed proof", "x")))
+    assert result.output["incorrect"] == incorrect and result.output["kept"] is kept
+
+
+def seeds_and_distractors(n_seeds: int, per_seed: int):
+    seeds = [FakeSeed(f"s{i}", "definition", f"Definition {i}.", None, tag=f"T{i:03d}") for i in range(n_seeds)]
+    dis = [Distractor(f"s{i}#0.{k}", f"s{i}", G1, f"Wrong definition {i}.{k}.", "x")
+           for i in range(n_seeds) for k in range(per_seed)]  # fmt: skip
+    return seeds, dis
+
+
+def test_aggregation_distinct_origins_exhaustion_and_reproducibility():
+    seeds, dis = seeds_and_distractors(8, 2)
+    qs = aggregate(seeds, dis, m=2, n=6, seed=1)
+    assert qs == aggregate(seeds, dis, m=2, n=6, seed=1)
+    assert qs != aggregate(seeds, dis, m=2, n=6, seed=2)
+    used_seeds = [it["origin"] for q in qs for it in q["items"] if it["correct"]]
+    used_dis = [it["distractor_id"] for q in qs for it in q["items"] if not it["correct"]]
+    assert len(used_seeds) == len(set(used_seeds)) and len(used_dis) == len(set(used_dis))
+    for q in qs:
+        assert len(q["items"]) == 6 and len({it["origin"] for it in q["items"]}) == 6  # distinct origins
+        assert q["answer"] == sorted(it["number"] for it in q["items"] if it["correct"])
+        assert len(q["answer"]) == 2
+    # 8 seeds -> at most 4 questions; each needs 4 distractors from origins not used in it
+    assert len(qs) == 4
+    # exhaustion: too few distinct origins for the distractors
+    seeds, dis = seeds_and_distractors(3, 5)
+    assert aggregate(seeds, dis, m=2, n=6, seed=0) == []
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [("so \\boxed{2, 5}", [2, 5]), ("\\boxed{5,2}", [2, 5]), ("first \\boxed{1,2} then \\boxed{3, 4}", [3, 4]),
+     ("The correct items are 3 and 6.", [3, 6]), ("Answer: items 1, 4", [1, 4]), ("\\boxed{2, 9}", [2]),
+     ("I do not know.", None), ("", None)],
+)  # fmt: skip
+def test_parse_selection(reply, expected):
+    assert parse_selection(reply, 6) == expected
+
+
+def test_loose_and_tight_metrics_by_hand():
+    assert score([2, 5], [2, 5]) == (1.0, 1.0)
+    assert score([2, 4], [2, 5]) == (0.5, 0.0)
+    assert score([1, 3], [2, 5]) == (0.0, 0.0)
+    assert score([2, 5, 6], [2, 5]) == (0.0, 0.0)  # naming three items is not an answer
+    assert score(None, [2, 5]) == (0.0, 0.0)
+    base = random_baselines(2, 6)
+    assert base["loose"] == pytest.approx(1 / 3) and base["tight"] == pytest.approx(1 / 15)
+
+
+def test_generation_evaluation_through_the_llm_layer(fake_env, store, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    seeds, dis = seeds_and_distractors(8, 2)
+    qs = aggregate(seeds, dis, m=2, n=6, seed=3)
+    # the model names the right items for q1, one right for q2, nothing parsable for the rest
+    q1, q2 = qs[0], qs[1]
+    wrong = [it["number"] for it in q2["items"] if not it["correct"]][0]
+    first = q1["items"][0]["text"]
+    second = q2["items"][0]["text"]
+    fake_env.set_script({"rules": [
+        {"match": "### Item 1\n\n" + __import__("re").escape(first), "reply": f"\\boxed{{{q1['answer'][0]}, {q1['answer'][1]}}}"},
+        {"match": "### Item 1\n\n" + __import__("re").escape(second), "reply": f"\\boxed{{{q2['answer'][0]}, {wrong}}}"},
+    ], "default": {"reply": "hmm"}})  # fmt: skip
+    res = run(evaluate_generation(store, LLM(store), "openai-api/fake/m", qs, settings=GenerateSettings(),
+                                  log_dir=tmp_path / "logs", name="unit"))  # fmt: skip
+    s = res["summary"]
+    nq = len(qs)
+    assert nq >= 3 and s["questions"] == nq
+    assert s["loose"] == pytest.approx(100 * 1.5 / nq) and s["tight"] == pytest.approx(100 * 1 / nq)
+    assert s["unparsed"] == nq - 2
+    assert s["random_baseline"]["loose"] == pytest.approx(100 / 3)
+    log = read_eval_log(res["log"])
+    assert len(log.samples) == nq and log.results.scores[0].metrics["tight"].value == pytest.approx(1 / nq)
+    assert len(store.results(res["run_id"])) == nq
+
+
+def test_full_build_with_scripted_models(fake_env, store, tmp_path):
+    J3 = "openai-api/fake/judge3"
+    seeds = [FakeSeed(f"s{i}", "statement_proof", f"Lemma S{i}. Statement {i}.", f"Proof body {i}.") for i in range(8)]
+    gen = json.dumps({"distractors": [{"text": f"Flawed body {k}.", "change": f"change {k}"} for k in range(3)]})
+    # 3 judges x 2 verdicts: seeds judged correct 6 times (k1 = 4); every distractor judged incorrect
+    # by judge1 and judge2 (4 times) and correct by judge3: inside the window k3 = k4 = 4
+    fake_env.set_script({"rules": [
+        {"match": "flawed versions", "reply": gen},
+        {"match": "Flawed body", "model": "judge3", "reply": verdict("correct")},
+        {"match": "Flawed body", "reply": verdict("incorrect")},
+        {"match": "Statement", "reply": verdict("correct")},
+    ]})  # fmt: skip
+    c = cfg(**{"models.judges": [J1, J2, J3], "models.generators": [G1], "seed_filter.n1": 2, "seed_filter.k1": 4,
+               "distractors.n2": 3, "distractors.k2": 2, "distractor_filter.n3": 2, "distractor_filter.k3": 4,
+               "distractor_filter.k4": 4})  # fmt: skip
+    builder = HybridBuilder(store, LLM(store), c, pipeline="full")
+    outcome = run(build(builder, seeds, concurrency=2))
+    from theorembench.methods.hybrid.pipeline import write_outputs
+
+    summary = write_outputs(store, outcome, tmp_path / "out", c)
+    f = summary["funnel"]
+    assert f["seeds"] == 8 and f["kept_seeds"] == 8
+    assert f["distractors"] == 16 and f["kept_distractors"] == 16
+    assert f["questions"] >= 3
+    assert summary["per_question"]["calls"] > 0
+    audit = [json.loads(line) for line in (tmp_path / "out" / "audit.jsonl").read_text().splitlines()]
+    assert len(audit) == 6 * f["questions"] and all(len(a["verdicts"]) == 6 for a in audit)
+    assert all(a["change"] for a in audit if not a["correct"])
+    ppl = json.loads((tmp_path / "out" / "ppl_questions.json").read_text())
+    assert len(ppl) == 8 and all(len(q["options"]) == 3 and q["correct"] == 0 for q in ppl)
+    # a rerun pays for nothing
+    served = fake_env.stats()["completed"]
+    run(build(HybridBuilder(store, LLM(store), c, pipeline="full"), seeds, concurrency=2))
+    assert fake_env.stats()["completed"] == served
