@@ -247,3 +247,13 @@ def test_full_build_with_scripted_models(fake_env, store, tmp_path):
     served = fake_env.stats()["completed"]
     run(build(HybridBuilder(store, LLM(store), c, pipeline="full"), seeds, concurrency=2))
     assert fake_env.stats()["completed"] == served
+
+
+def test_bounds_can_be_relaxed_only_explicitly():
+    base = {"models.judges": [J1], "seed_filter.n1": 2, "seed_filter.k1": 2, "distractor_filter.n3": 5,
+            "distractor_filter.k3": 0, "distractor_filter.k4": 5}  # fmt: skip
+    with pytest.raises(HybridConfigError, match="m3\\*n3/2 < k3"):
+        cfg(**base).check()
+    cfg(**base, **{"distractor_filter.enforce_bounds": False}).check()
+    with pytest.raises(HybridConfigError, match="k3 <= k4 <= m3\\*n3 = 5"):
+        cfg(**{**base, "distractor_filter.k4": 9}, **{"distractor_filter.enforce_bounds": False}).check()

@@ -250,7 +250,8 @@ def hybrid_eval(
 
 
 async def _perplexity(spec: Any, ppl_questions: list[dict[str, Any]]) -> dict[str, Any]:
-    from theorembench.methods.hybrid.perplexity import option_perplexities, perplexity_score
+    """Each seed with its own distractors; the option with the lowest perplexity is the answer."""
+    from theorembench.methods.hybrid.perplexity import score_questions
     from theorembench.methods.hybrid.prompts import PERPLEXITY_PREFIX
 
     base_url, api_key = spec.base_url, spec.api_key
@@ -258,12 +259,5 @@ async def _perplexity(spec: Any, ppl_questions: list[dict[str, Any]]) -> dict[st
         from theorembench.llm.local import ensure_local
 
         base_url, api_key = ensure_local(spec.model), "local"
-    details, triples = [], []
-    for q in ppl_questions:
-        scores = await option_perplexities(base_url, spec.model, PERPLEXITY_PREFIX, q["options"], api_key=api_key)
-        chosen = min(scores, key=lambda sc: sc.perplexity).index
-        triples.append((chosen, q["correct"], len(q["options"])))
-        details.append({"id": q["id"], "chosen": chosen, "correct": q["correct"],
-                        "perplexities": [sc.perplexity for sc in scores]})  # fmt: skip
-    summary = perplexity_score(triples)
-    return {"summary": summary, "details": details}
+    return await score_questions(base_url, spec.model, ppl_questions, prefix=PERPLEXITY_PREFIX,
+                                 concurrency=1 if spec.is_local else 4, api_key=api_key)  # fmt: skip

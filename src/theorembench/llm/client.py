@@ -297,6 +297,9 @@ class LLM:
                              settings: GenerateSettings, purpose: str, sample: int, schema: dict[str, Any] | None,
                              caching: bool) -> Completion:  # fmt: skip
         assert bound.semaphore is not None
+        if settings.seed is not None and sample:
+            # sample k of a seeded call samples with seed + k: distinct draws, each reproducible
+            settings = settings.model_copy(update={"seed": settings.seed + sample})
         failures: list[str] = []
         attempt = 0
         error: tuple[_Failure, float] | None = None

@@ -1,10 +1,12 @@
 """Scripted, fault-injecting fake LLM HTTP server (test double).
 
-The server listens on 127.0.0.1 and speaks three wire protocols:
+The server listens on 127.0.0.1 and speaks four wire protocols:
 
 * OpenAI chat completions  (``POST /v1/chat/completions``; ``stream: true`` gives SSE)
 * OpenAI Responses API      (``POST /v1/responses``; non-streaming only)
 * Anthropic Messages API    (``POST /v1/messages``; ``stream: true`` gives SSE)
+* OpenAI legacy completions (``POST /v1/completions``; non-streaming only), with
+  ``echo`` and ``logprobs`` giving scripted per-token log-probabilities of the prompt
 
 (each also without the ``/v1`` prefix), ``GET /v1/models``, and JSON control
 endpoints: ``GET /_stats``, ``GET /_requests``, ``POST /_script``,
@@ -27,7 +29,10 @@ What it answers is driven by a *script* (a plain dict or a JSON file)::
       "fault_rate": 0.0, "fault_kind": "500", "seed": 0,   # seeded random faults
       "max_responses": null,
       "echo": false,
-      "models": ["optional", "list for /v1/models"]
+      "models": ["optional", "list for /v1/models"],
+      # legacy /v1/completions log-probabilities (see below)
+      "logprob_rules": [{"match": "regex over one token", "logprob": -0.1}],
+      "logprob_default": -2.0, "bos_token": null, "logprobs_mode": "echo"
     }
 
 Semantics worth knowing:
@@ -51,6 +56,25 @@ Semantics worth knowing:
   answers the held ones and lifts holding until the script is replaced or the
   server reset; ``stop()`` closes their connections instead.
 * ``delay_ms`` is an ``asyncio.sleep`` in the handler (applies to faults too).
+
+Legacy completions (``/v1/completions``): ``prompt`` (a string, or a list of
+strings giving one choice each) is what rules match; the reply is the rule's
+reply (cut to ``max_tokens``, 4 characters a token; ``max_tokens: 0`` gives no
+text), ``echo: true`` puts the prompt in front of it.  With ``logprobs: N`` set,
+``choices[].logprobs`` holds ``tokens``, ``token_logprobs``, ``text_offset`` and
+``top_logprobs`` over pseudo-tokens: the text cut by :func:`pseudo_tokens` into
+word pieces that keep their leading whitespace (``"Let X be"`` ->
+``["Let", " X", " be"]``; every punctuation or other symbol is a token of its
+own).  A token's log-probability is that of the first ``logprob_rules`` entry
+whose ``match`` finds (``re.search``) something in the token, else
+``logprob_default`` (-2.0).  As vLLM does with ``echo``, the first prompt token
+gets ``null`` and ``text_offset`` is the running sum of token lengths from 0;
+``bos_token`` (e.g. ``"<s>"``) puts that pseudo-token, not part of the text, in
+front of the prompt tokens (so offsets count it, as vLLM's do).
+``logprobs_mode``: ``echo`` (default, as above), ``generated`` (log-probs of the
+generated tokens only, whatever ``echo`` says) or ``none`` (``logprobs: null``
+always: a server without prompt log-probabilities).  ``top_logprobs`` entries
+are ``{token: logprob}`` of the token itself.
 
 See :class:`FakeLLMServer` for the in-process server and :func:`spawn` for
 running it in a child process (``python -m theorembench.testing.fakellm``).
@@ -87,6 +111,7 @@ __all__ = [
     "prompt_key",
     "prompt_text",
     "last_user_text",
+    "pseudo_tokens",
     "spawn",
 ]
 
@@ -103,6 +128,7 @@ _DEFAULT_MODELS = ["fake-model"]
 _CHAT = "chat"
 _RESPONSES = "responses"
 _MESSAGES = "messages"
+_COMPLETIONS = "completions"
 
 _OPENAI_ERRORS = {
     400: ("invalid_request_error", None),
@@ -163,14 +189,26 @@ def _messages_of(body: Mapping[str, Any]) -> list[Any]:
     return []
 
 
+def _completion_prompts(body: Mapping[str, Any]) -> list[str]:
+    """The legacy completions ``prompt`` as a list of strings ([] when absent)."""
+    prompt = body.get("prompt")
+    if isinstance(prompt, str):
+        return [prompt]
+    if isinstance(prompt, list):
+        return [p if isinstance(p, str) else json.dumps(p) for p in prompt]
+    return []
+
+
 def prompt_text(body: Mapping[str, Any]) -> str:
     """All prompt text of a request body, joined with newlines.
 
     Covers the top-level Anthropic ``system`` (string or blocks), the Responses
-    ``instructions``, and every message / input item (string content or parts).
+    ``instructions``, every message / input item (string content or parts), and
+    the legacy completions ``prompt`` (string or list of strings).
     """
     parts = [_text_of(body.get("system")), _text_of(body.get("instructions"))]
     parts.extend(_text_of(m.get("content", m) if isinstance(m, dict) else m) for m in _messages_of(body))
+    parts.extend(_completion_prompts(body))
     return "\n".join(p for p in parts if p)
 
 
@@ -181,11 +219,13 @@ def last_user_text(body: Mapping[str, Any]) -> str:
             return _text_of(m.get("content"))
         if isinstance(m, str):
             return m
-    return ""
+    prompts = _completion_prompts(body)  # legacy completions: the (last) prompt
+    return prompts[-1] if prompts else ""
 
 
 def prompt_key(body: Mapping[str, Any]) -> str:
-    """sha256 hex digest of the JSON of (model, system, instructions, messages, input)."""
+    """sha256 hex digest of the JSON of (model, system, instructions, messages, input),
+    with the legacy completions ``prompt`` appended when the body has one."""
     payload = [
         body.get("model"),
         body.get("system"),
@@ -193,12 +233,26 @@ def prompt_key(body: Mapping[str, Any]) -> str:
         body.get("messages"),
         body.get("input"),
     ]
+    if "prompt" in body:
+        payload.append(body.get("prompt"))
     raw = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
 def _approx_tokens(text: str) -> int:
     return len(text) // 4 + 1
+
+
+_PSEUDO_TOKEN = re.compile(r"\s*\w+|\s*[^\w\s]|\s+")
+
+
+def pseudo_tokens(text: str) -> list[str]:
+    """Cut ``text`` into the fake server's log-prob tokens; ``"".join(...) == text``.
+
+    A token is a run of word characters or one other non-space character, each
+    with the whitespace in front of it; trailing whitespace is a token of its own.
+    """
+    return _PSEUDO_TOKEN.findall(text)
 
 
 # --------------------------------------------------------------------------------------
@@ -222,8 +276,11 @@ def load_script(source: str | os.PathLike[str] | Mapping[str, Any] | None) -> di
 _FAULT_KEYS = frozenset({"kind", "times", "on_hits", "retry_after", "delay_ms", "message", "content_type", "body"})
 _RULE_KEYS = frozenset({"match", "model", "reply", "reasoning", "delay_ms", "faults", "usage", "finish_reason"})
 _SCRIPT_KEYS = frozenset(
-    {"default", "rules", "fault_rate", "fault_kind", "seed", "max_responses", "echo", "models"}
-)
+    {"default", "rules", "fault_rate", "fault_kind", "seed", "max_responses", "echo", "models",
+     "logprob_rules", "logprob_default", "bos_token", "logprobs_mode"}
+)  # fmt: skip
+_LOGPROB_RULE_KEYS = frozenset({"match", "logprob"})
+_LOGPROBS_MODES = ("echo", "generated", "none")
 
 
 def _check_keys(what: str, spec: Mapping[str, Any], allowed: frozenset[str]) -> None:
@@ -345,6 +402,25 @@ class _Script:
         else:
             seen = [r.model for r in self.rules if r.model] + ([self.default.model] if self.default.model else [])
             self.models = list(dict.fromkeys(seen)) or list(_DEFAULT_MODELS)
+        # legacy completions log-probabilities
+        self.logprob_rules: list[tuple[re.Pattern[str], float]] = []
+        for i, spec in enumerate(raw.get("logprob_rules") or []):
+            _check_keys(f"logprob rule {i}", spec, _LOGPROB_RULE_KEYS)
+            if "match" not in spec or "logprob" not in spec:
+                raise ValueError(f"logprob rule {i} needs both 'match' and 'logprob'")
+            self.logprob_rules.append((re.compile(str(spec["match"]), re.DOTALL), float(spec["logprob"])))
+        self.logprob_default = float(raw.get("logprob_default", -2.0))
+        bos = raw.get("bos_token")
+        self.bos_token = str(bos) if bos else None
+        self.logprobs_mode = str(raw.get("logprobs_mode") or "echo")
+        if self.logprobs_mode not in _LOGPROBS_MODES:
+            raise ValueError(f"unknown logprobs_mode {self.logprobs_mode!r}; expected one of {list(_LOGPROBS_MODES)}")
+
+    def token_logprob(self, token: str) -> float:
+        for pattern, logprob in self.logprob_rules:
+            if pattern.search(token) is not None:
+                return logprob
+        return self.logprob_default
 
     def match(self, text: str, model: str) -> _Rule:
         for rule in self.rules:
@@ -648,6 +724,7 @@ class FakeLLMServer(_Addresses):
             r.add_post(prefix + "/chat/completions", self._h_chat)
             r.add_post(prefix + "/responses", self._h_responses)
             r.add_post(prefix + "/messages", self._h_messages)
+            r.add_post(prefix + "/completions", self._h_completions)
             r.add_get(prefix + "/models", self._h_models)
         r.add_get("/_stats", self._h_stats)
         r.add_get("/_requests", self._h_requests)
@@ -739,6 +816,9 @@ class FakeLLMServer(_Addresses):
 
     async def _h_messages(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, _MESSAGES)
+
+    async def _h_completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, _COMPLETIONS)
 
     def _finish(self, rec: dict[str, Any], outcome: str, status: int | None) -> None:
         """Record a request's outcome (loop thread)."""
@@ -860,6 +940,9 @@ class FakeLLMServer(_Addresses):
         if api == _RESPONSES and stream:
             self._finish(rec, "bad_request", 400)
             return self._error(api, 400, "fakellm: streaming is not supported for the Responses API")
+        if api == _COMPLETIONS and stream:
+            self._finish(rec, "bad_request", 400)
+            return self._error(api, 400, "fakellm: streaming is not supported for legacy completions")
 
         # --- rule matching and fault selection (no awaits: atomic w.r.t. other requests)
         rule = script.match(ptext, model)
@@ -933,6 +1016,8 @@ class FakeLLMServer(_Addresses):
             resp = _json_response(self._chat_body(rid, model, n, reply, reasoning, finish, pt, ct, rt))
         elif api == _RESPONSES:
             resp = _json_response(self._responses_body(rid, model, reply, reasoning, finish, pt, ct, rt, body))
+        elif api == _COMPLETIONS:
+            resp = _json_response(self._completions_body(script, rid, model, reply, finish, limit, body))
         else:
             resp = _json_response(self._messages_body(rid, model, reply, reasoning, finish, pt, ct))
         self._finish(rec, outcome, 200)
@@ -1048,6 +1133,69 @@ class FakeLLMServer(_Addresses):
                 "total_tokens": pt + ct * n,
                 "completion_tokens_details": {"reasoning_tokens": rt * n},
             },
+        }
+
+    @staticmethod
+    def _completions_body(
+        script: _Script,
+        rid: int,
+        model: str,
+        reply: str,
+        finish: str,
+        limit: int | None,
+        body: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        if limit is not None and limit <= 0:
+            reply, finish = "", "length"
+        echo = bool(body.get("echo"))
+        want = body.get("logprobs")
+        want_logprobs = want is not None and want is not False and script.logprobs_mode != "none"
+        prompts = _completion_prompts(body) or [""]
+        reply_tokens = pseudo_tokens(reply)
+        choices, pt_total = [], 0
+        for index, prompt in enumerate(prompts):
+            prompt_tokens = pseudo_tokens(prompt)
+            bos = [script.bos_token] if script.bos_token else []
+            pt_total += len(bos) + len(prompt_tokens)
+            logprobs: dict[str, Any] | None = None
+            if want_logprobs:
+                if echo and script.logprobs_mode == "echo":
+                    tokens = bos + prompt_tokens + reply_tokens
+                    values: list[float | None] = [script.token_logprob(t) for t in tokens]
+                    # bos pseudo-token: not scored; first prompt token: null, as vLLM does
+                    for j in range(len(bos) + (1 if prompt_tokens else 0)):
+                        values[j] = None
+                    offset = 0
+                else:
+                    tokens = list(reply_tokens)
+                    values = [script.token_logprob(t) for t in tokens]
+                    offset = len(prompt) if echo else 0
+                offsets = []
+                for tok in tokens:
+                    offsets.append(offset)
+                    offset += len(tok)
+                logprobs = {
+                    "tokens": tokens,
+                    "token_logprobs": values,
+                    "text_offset": offsets,
+                    "top_logprobs": [None if v is None else {t: v} for t, v in zip(tokens, values)],
+                }
+            choices.append(
+                {
+                    "index": index,
+                    "text": (prompt if echo else "") + reply,
+                    "finish_reason": finish,
+                    "logprobs": logprobs,
+                }
+            )
+        ct = len(reply_tokens) * len(prompts)
+        return {
+            "id": f"cmpl-fake{rid}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": choices,
+            "usage": {"prompt_tokens": pt_total, "completion_tokens": ct, "total_tokens": pt_total + ct},
         }
 
     @staticmethod

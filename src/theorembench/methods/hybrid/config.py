@@ -31,6 +31,7 @@ k2 = 2                           # of which k2 are drawn at random (k2 <= n2)
 n3 = 3                           # verdicts per judge
 k3 = 7                           # keep a distractor judged incorrect k3..k4 times:
 k4 = 10                          #   m3*n3/2 < k3 <= k4 <= m3*n3 - 2
+enforce_bounds = true            # false only for smoke runs on a tiny model (it judges everything correct)
 
 [questions]
 m = 2                            # correct items per question
@@ -65,8 +66,9 @@ class Distractors(_Section):
 
 class DistractorFilter(_Section):
     n3: int = Field(3, ge=1)
-    k3: int = Field(7, ge=1)
-    k4: int = Field(10, ge=1)
+    k3: int = Field(7, ge=0)
+    k4: int = Field(10, ge=0)
+    enforce_bounds: bool = True
 
 
 class Questions(_Section):
@@ -116,9 +118,11 @@ class HybridConfig(_Section):
         if d.k2 > d.n2:
             problems.append(f"k2={d.k2} must not exceed n2={d.n2}")
         total = m3 * df.n3
-        if not (total / 2 < df.k3 <= df.k4 <= total - 2):
+        if df.enforce_bounds and not (total / 2 < df.k3 <= df.k4 <= total - 2):
             problems.append(f"need m3*n3/2 < k3 <= k4 <= m3*n3 - 2, i.e. {total / 2:g} < {df.k3} <= {df.k4} <= "
                             f"{total - 2} with m3={m3} judges x n3={df.n3} verdicts")  # fmt: skip
+        elif not df.k3 <= df.k4 <= total:
+            problems.append(f"need k3 <= k4 <= m3*n3 = {total}, got k3={df.k3}, k4={df.k4}")
         if not 0 < q.m < q.n:
             problems.append(f"need 0 < m < n, got m={q.m}, n={q.n}")
         if problems:

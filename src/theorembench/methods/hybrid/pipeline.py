@@ -63,8 +63,10 @@ class HybridBuilder:
         self.steps = Steps(store, pipeline)
         self.on_step = on_step
         g = cfg.generation
-        self.judge_settings = GenerateSettings(temperature=max(g.temperature, 0.3), max_tokens=g.max_tokens)
-        self.gen_settings = GenerateSettings(temperature=g.temperature, max_tokens=g.max_tokens)
+        # verdicts are samples (temperature > 0); a seed makes each of them reproducible on local models
+        seed = cfg.questions.seed
+        self.judge_settings = GenerateSettings(temperature=max(g.temperature, 0.3), max_tokens=g.max_tokens, seed=seed)
+        self.gen_settings = GenerateSettings(temperature=g.temperature, max_tokens=g.max_tokens, seed=seed)
 
     async def _stored(self, key: str, stage: str, fn: Any) -> StepResult:
         done = self.steps.done(key, stage)
