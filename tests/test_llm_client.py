@@ -227,3 +227,18 @@ def test_identical_concurrent_calls_are_made_once(backend, fake_env, store):
     assert fake_env.stats()["total_requests"] == 1
     assert {r.call_id for r in results} == {results[0].call_id}
     assert sum(r.cached for r in results) == 4
+
+
+def test_settings_memos_follow_copies():
+    s = GenerateSettings(seed=3, temperature=0.5)
+    assert s.cache_fields()["seed"] == 3 and s.request_fields()["temperature"] == 0.5
+    t = s.model_copy(update={"seed": 4})
+    assert t.cache_fields()["seed"] == 4 and t.request_fields()["seed"] == 4 and s.cache_fields()["seed"] == 3
+
+
+def test_seeded_samples_get_distinct_seeds(backend, fake_env, store):
+    llm = LLM(store)
+    run(llm.generate(MODEL, MSG, GenerateSettings(seed=10), sample=0))
+    run(llm.generate(MODEL, MSG, GenerateSettings(seed=10), sample=2))
+    seeds = [r["body"].get("seed") for r in fake_env.requests]
+    assert seeds == [10, 12]

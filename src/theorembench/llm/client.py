@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from theorembench.llm.backends import choose_backend
 from theorembench.llm.models import ModelSpec, resolve_model
@@ -51,8 +51,26 @@ class GenerateSettings(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=20)
     max_connections: int | None = Field(default=None, ge=1)
 
+    # memoised dumps: settings objects are shared by thousands of calls (treat them as immutable;
+    # change one with model_copy, which starts with empty memos)
+    _cache_fields: dict[str, Any] | None = PrivateAttr(default=None)
+    _request_fields: dict[str, Any] | None = PrivateAttr(default=None)
+
     def cache_fields(self) -> dict[str, Any]:
-        return self.model_dump(exclude={"timeout", "max_retries", "max_connections"})
+        if self._cache_fields is None:
+            self._cache_fields = self.model_dump(exclude={"timeout", "max_retries", "max_connections"})
+        return self._cache_fields
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> GenerateSettings:
+        copy = super().model_copy(update=update, deep=deep)
+        copy._cache_fields = None
+        copy._request_fields = None
+        return copy
+
+    def request_fields(self) -> dict[str, Any]:
+        if self._request_fields is None:
+            self._request_fields = self.model_dump(exclude_none=True)
+        return self._request_fields
 
 
 @dataclass
@@ -328,7 +346,9 @@ class LLM:
                     error = (failure, time.perf_counter() - started)
                 break
         latency = time.perf_counter() - started
-        request = {"messages": messages, "settings": settings.model_dump(exclude_none=True),
+        # let a call waiting for this connection slot send its request before the bookkeeping below
+        await asyncio.sleep(0)
+        request = {"messages": messages, "settings": settings.request_fields(),
                    "sample": sample, "schema": schema}  # fmt: skip
         if error is not None:
             failure, latency = error
