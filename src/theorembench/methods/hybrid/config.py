@@ -6,11 +6,12 @@ m2 the number of generator models. The paper used m1 = m3 = 4, m2 = 5.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from theorembench.tomlconfig import load_layered
 
 DEFAULT_TOML = """\
 # theorembench hybrid build: Proof2Hybrid settings (defaults: the AlgGeoTest values).
@@ -134,24 +135,4 @@ class HybridConfigError(ValueError):
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> HybridConfig:
-    data: dict[str, Any] = tomllib.loads(DEFAULT_TOML)
-    if path is not None:
-        try:
-            user = tomllib.loads(Path(path).read_text())
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise HybridConfigError(f"{path}: {exc}") from None
-        for section, values in user.items():
-            if isinstance(values, dict) and isinstance(data.get(section), dict):
-                data[section].update(values)
-            else:
-                data[section] = values
-    for dotted, value in overrides.items():
-        if value is None:
-            continue
-        section, _, key = dotted.partition(".")
-        data.setdefault(section, {})[key] = value
-    try:
-        return HybridConfig.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise HybridConfigError(f"{path or 'config'}: {'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
+    return load_layered(DEFAULT_TOML, HybridConfig, path, overrides, HybridConfigError)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from theorembench.tomlconfig import load_layered
 
 DEFAULT_TOML = """\
 # theorembench lmb build: LiveMathematicianBench generation settings.
@@ -145,25 +146,4 @@ class ConfigError(ValueError):
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> LMBConfig:
-    data: dict[str, Any] = tomllib.loads(DEFAULT_TOML)
-    if path is not None:
-        try:
-            user = tomllib.loads(Path(path).read_text())
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-        for section, values in user.items():
-            if isinstance(values, dict) and isinstance(data.get(section), dict):
-                data[section].update(values)
-            else:
-                data[section] = values
-    for dotted, value in overrides.items():
-        if value is None:
-            continue
-        section, _, key = dotted.partition(".")
-        data.setdefault(section, {})[key] = value
-    try:
-        return LMBConfig.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"{path or 'config'}: {where}: {err['msg']}") from None
+    return load_layered(DEFAULT_TOML, LMBConfig, path, overrides, ConfigError)
