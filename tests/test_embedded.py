@@ -130,3 +130,13 @@ def test_lmb_chain_on_the_embedded_model(shared_local, tmp_path):
                                    "local/smollm2", "--max-tokens", "32", "--out", str(out)])  # fmt: skip
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["summary"]["all"]["total"] == len(full.items)
+
+
+def test_default_server_skips_prompt_logits_and_says_so(shared_local):
+    """The default server is started without logits for every prompt token (faster, a third of the memory);
+    perplexity scoring asks for a server with them and gets a clear error from one without."""
+    from theorembench.methods.hybrid.perplexity import PerplexityUnsupported, option_perplexities
+
+    with pytest.raises(PerplexityUnsupported, match="logits_all"):
+        asyncio.run(option_perplexities(shared_local["base_url"], "smollm2", "Prefix. ", ["one option"],
+                                        bos_text=""))  # fmt: skip

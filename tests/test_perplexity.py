@@ -269,7 +269,7 @@ def local_url(tmp_path_factory):
         model_path("smollm2")
     except Exception as exc:  # noqa: BLE001
         pytest.fail(f"embedded model missing: {exc}")
-    server = LocalServer("smollm2")
+    server = LocalServer("smollm2", logits_all=True)
     import os
 
     old = os.environ.get("THEOREMBENCH_RUNTIME")

@@ -258,6 +258,6 @@ async def _perplexity(spec: Any, ppl_questions: list[dict[str, Any]]) -> dict[st
     if spec.is_local:
         from theorembench.llm.local import ensure_local
 
-        base_url, api_key = ensure_local(spec.model), "local"
+        base_url, api_key = ensure_local(spec.model, logits_all=True), "local"
     return await score_questions(base_url, spec.model, ppl_questions, prefix=PERPLEXITY_PREFIX,
                                  concurrency=1 if spec.is_local else 4, api_key=api_key)  # fmt: skip

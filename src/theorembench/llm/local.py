@@ -103,10 +103,14 @@ def _pid_alive(pid: int) -> bool:
 class LocalServer:
     """One llama.cpp server process for one embedded model."""
 
-    def __init__(self, name: str, *, n_threads: int | None = None, n_ctx: int | None = None):
+    def __init__(self, name: str, *, n_threads: int | None = None, n_ctx: int | None = None,
+                 logits_all: bool = False):  # fmt: skip
         if name not in LOCAL_MODELS:
             raise LocalModelError(f"unknown local model {name!r}")
         self.name = name
+        # logits for every prompt token are needed only for prompt log-probs (perplexity); without
+        # them the server is about 20% faster and needs a third of the memory (370 MB, not 1.2 GB)
+        self.logits_all = logits_all
         self.n_threads = n_threads or os.cpu_count() or 1
         self.n_ctx = n_ctx or LOCAL_MODELS[name].n_ctx
         self.process: subprocess.Popen[bytes] | None = None
@@ -114,12 +118,16 @@ class LocalServer:
         self.owned = False
 
     @property
+    def _stem(self) -> str:
+        return f"local-{self.name}" + ("-logits" if self.logits_all else "")
+
+    @property
     def state_file(self) -> Path:
-        return runtime_dir() / f"local-{self.name}.json"
+        return runtime_dir() / f"{self._stem}.json"
 
     @property
     def log_file(self) -> Path:
-        return runtime_dir() / f"local-{self.name}.log"
+        return runtime_dir() / f"{self._stem}.log"
 
     def shared(self) -> dict | None:
         """The shared server's state if one is running and answers."""
@@ -145,6 +153,7 @@ class LocalServer:
             "--n_ctx", str(self.n_ctx),
             "--n_threads", str(self.n_threads),
             "--n_threads_batch", str(self.n_threads),
+            "--logits_all", "true" if self.logits_all else "false",
         ]  # fmt: skip
         log = open(self.log_file, "ab")  # noqa: SIM115 - handed to the child
         self.process = subprocess.Popen(
@@ -185,7 +194,7 @@ class LocalServer:
 
     @contextlib.contextmanager
     def _locked(self):
-        lock = open(runtime_dir() / f"local-{self.name}.lock", "w")  # noqa: SIM115
+        lock = open(runtime_dir() / f"{self._stem}.lock", "w")  # noqa: SIM115
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             yield
@@ -221,24 +230,28 @@ class LocalServer:
             return False
 
 
-_servers: dict[str, LocalServer] = {}
+_servers: dict[tuple[str, bool], LocalServer] = {}
 _servers_lock = threading.Lock()
 
 
-def ensure_local(name: str) -> str:
-    """Base URL of a running server for local/<name>, starting a private one if needed."""
+def ensure_local(name: str, *, logits_all: bool = False) -> str:
+    """Base URL of a running server for local/<name>, starting a private one if needed.
+
+    ``logits_all`` asks for a server that returns prompt log-probs (perplexity scoring).
+    """
+    key = (name, logits_all)
     with _servers_lock:
-        server = _servers.get(name)
+        server = _servers.get(key)
         if server and server.base_url and server.process and server.process.poll() is None:
             return server.base_url
-        server = LocalServer(name)
+        server = LocalServer(name, logits_all=logits_all)
         state = server.shared()
         if state:
             server.base_url = state["base_url"]
-            _servers[name] = server
+            _servers[key] = server
             return state["base_url"]
         url = server.start()
-        _servers[name] = server
+        _servers[key] = server
         return url
 
 
