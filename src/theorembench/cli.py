@@ -240,7 +240,7 @@ DEMO_MONTH = "2026-11"
 DEMO_OVERRIDES = {
     "generation.max_tokens": 700, "generation.variants": 2, "generation.red_flag_checks": False, "filters.rubric_min": 0, "filters.stem_only": False,
     "surface.min_length_ratio": 0.0, "surface.max_length_ratio": 100.0, "surface.max_latex_density_gap": 1.0,
-    "surface.revisions": 0, "latex.repairs": 1,
+    "surface.revisions": 0, "latex.repairs": 1, "context.full_context_chars": 2000,
 }  # fmt: skip
 
 

@@ -55,7 +55,7 @@ reasoning_effort = "medium"
 max_tokens = 16384
 seed = 42
 
-[context]
+[context]                        # how much recovered context the generator reads
 context_chars = 4000
 full_context_chars = 12000
 """

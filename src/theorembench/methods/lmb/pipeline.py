@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from theorembench.evaluate.mcq.items import META_OPTION
+from theorembench.latex.context import trim
 from theorembench.llm import LLM, GenerateSettings, LLMError, StructuredOutputError
 from theorembench.methods.lmb import prompts as P
 from theorembench.methods.lmb.categories import CATEGORY_NAMES, normalize_category
@@ -144,7 +145,8 @@ class Builder:
     async def source_stages(self, src: Source) -> dict[str, StepResult]:
         rec = src.record
         theorem = rec["expanded_theorem"]
-        context = rec.get("full_context") or rec.get("context") or ""
+        # the generator reads the recovered context within the configured budget
+        context = trim(rec.get("full_context") or rec.get("context") or "", self.cfg.context.full_context_chars)
         model = self.cfg.models.generator
         out: dict[str, StepResult] = {}
 
