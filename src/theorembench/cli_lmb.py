@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -55,8 +56,6 @@ def run_lmb_build(*, month: str, db: Path | None, config: Path | None = None, ge
                                      "models.calibrator": calibrator, **(overrides or {})})  # fmt: skip
     except ConfigError as exc:
         raise _fail(str(exc)) from None
-    import re
-
     if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
         raise _fail(f"--month must be YYYY-MM, got {month!r}")
     store = _store(db)
@@ -68,10 +67,7 @@ def run_lmb_build(*, month: str, db: Path | None, config: Path | None = None, ge
         raise _fail(str(exc)) from None
     checker = None
     if cfg.latex.check:
-        from theorembench.methods.lmb.latexcheck import check_item
-
-        def checker(strings: dict[str, str], preamble: str) -> Any:
-            return check_item(strings, preamble=preamble)
+        from theorembench.methods.lmb.latexcheck import check_item as checker
 
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=err,

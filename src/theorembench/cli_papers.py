@@ -17,6 +17,14 @@ papers_app = typer.Typer(help="Papers and their main theorems: fetch from arXiv,
 
 DEFAULT_EXTRACTOR = "local/smollm2"
 
+# options shared by `papers add` and `papers fetch`
+ExtractorOpt = Annotated[str | None, typer.Option(
+    "--extractor-model", help=f"Model for the LLM fallback (default $THEOREMBENCH_EXTRACTOR_MODEL or {DEFAULT_EXTRACTOR}).")]
+NoLlmOpt = Annotated[bool, typer.Option("--no-llm", help="Rule-based extraction only.")]
+ContextOpt = Annotated[int, typer.Option("--context-chars", help="Character budget of the introduction context.")]
+FullContextOpt = Annotated[int, typer.Option("--full-context-chars", help="Character budget of the full context.")]
+DbOpt = Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")]
+
 
 def _console():
     from theorembench.cli import err, out
@@ -92,11 +100,11 @@ def _summary_line(paper: dict[str, Any], theorem: dict[str, Any] | None) -> str:
 @papers_app.command("add")
 def papers_add(
     paths: Annotated[list[Path], typer.Argument(help="E-print files (.tar.gz, .gz, .tar, .tex) or source folders.")],
-    extractor_model: Annotated[str | None, typer.Option("--extractor-model", help=f"Model for the LLM fallback (default $THEOREMBENCH_EXTRACTOR_MODEL or {DEFAULT_EXTRACTOR}).")] = None,
-    no_llm: Annotated[bool, typer.Option("--no-llm", help="Rule-based extraction only.")] = False,
-    context_chars: Annotated[int, typer.Option("--context-chars")] = 4000,
-    full_context_chars: Annotated[int, typer.Option("--full-context-chars")] = 12000,
-    db: Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")] = None,
+    extractor_model: ExtractorOpt = None,
+    no_llm: NoLlmOpt = False,
+    context_chars: ContextOpt = 4000,
+    full_context_chars: FullContextOpt = 12000,
+    db: DbOpt = None,
 ) -> None:
     """Add local papers (not on arXiv, journal sources); prints one line per paper, starting with its id."""
     from theorembench.cli import _fail, _store
@@ -126,12 +134,12 @@ def papers_fetch(
     max_papers: Annotated[int, typer.Option("--max", help="Stop after this many papers.")] = 50,
     base_url: Annotated[str | None, typer.Option("--base-url", help="An arXiv mirror for the API and e-prints.")] = None,
     delay: Annotated[float, typer.Option("--delay", help="Seconds between requests to arXiv (its rule: 3).")] = 3.0,
-    extractor_model: Annotated[str | None, typer.Option("--extractor-model", help="Model for the LLM fallback.")] = None,
-    no_llm: Annotated[bool, typer.Option("--no-llm", help="Rule-based extraction only.")] = False,
+    extractor_model: ExtractorOpt = None,
+    no_llm: NoLlmOpt = False,
     no_extract: Annotated[bool, typer.Option("--no-extract", help="Only fetch metadata and e-prints.")] = False,
-    context_chars: Annotated[int, typer.Option("--context-chars")] = 4000,
-    full_context_chars: Annotated[int, typer.Option("--full-context-chars")] = 12000,
-    db: Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")] = None,
+    context_chars: ContextOpt = 4000,
+    full_context_chars: FullContextOpt = 12000,
+    db: DbOpt = None,
 ) -> None:
     """Fetch a month of arXiv papers, their e-prints and main theorems (resumable)."""
     from theorembench.cli import _fail, _store
@@ -164,7 +172,7 @@ def papers_fetch(
 def papers_list(
     month: Annotated[str | None, typer.Option("--month", help="Only this month (YYYY-MM).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
-    db: Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")] = None,
+    db: DbOpt = None,
 ) -> None:
     """The stored papers with their status and main theorem."""
     from theorembench.cli import _store
@@ -197,7 +205,7 @@ def papers_list(
 def papers_show(
     paper_id: Annotated[str, typer.Argument(help="Paper id (or arXiv id without version).")],
     as_json: Annotated[bool, typer.Option("--json", help="The whole record, main theorem included, as one JSON object.")] = False,
-    db: Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")] = None,
+    db: DbOpt = None,
 ) -> None:
     """One paper: metadata, extraction path, problems and its main theorem with context."""
     from theorembench.cli import _fail, _store

@@ -111,7 +111,7 @@ def find_environments(text: str, names: set[str] | None = None) -> list[EnvSpan]
     spans: list[EnvSpan] = []
     for m in _BEGIN_END.finditer(text):
         kind, name = m.group(1), m.group(2).strip()
-        if _escaped(text, m.start()):
+        if is_escaped(text, m.start()):
             continue
         if kind == "begin":
             stack.append((name, m.start(), m.end()))
@@ -128,7 +128,8 @@ def find_environments(text: str, names: set[str] | None = None) -> list[EnvSpan]
     return spans
 
 
-def _escaped(text: str, pos: int) -> bool:
+def is_escaped(text: str, pos: int) -> bool:
+    """Whether the character at pos is escaped by an odd run of backslashes before it."""
     backslashes = 0
     i = pos - 1
     while i >= 0 and text[i] == "\\":

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Literal
 
 from theorembench.latex.macros import MacroDef, MacroTable
-from theorembench.latex.scan import ScanError, read_argument, read_group, read_optional, skip_space
+from theorembench.latex.scan import ScanError, is_escaped, read_argument, read_group, read_optional, skip_space
 
 __all__ = [
     "KATEX_VERSION",
@@ -189,20 +189,12 @@ def _find_env_end(text: str, pos: int, name: str) -> tuple[int, int]:
     """(start, end) of the \\end{name} closing an environment whose body starts at pos; (-1, -1) if none."""
     depth = 1
     for m in _END_ENV.finditer(text, pos):
-        if _escaped(text, m.start()) or m.group(2).strip() != name:
+        if is_escaped(text, m.start()) or m.group(2).strip() != name:
             continue
         depth += 1 if m.group(1) == "begin" else -1
         if depth == 0:
             return m.start(), m.end()
     return -1, -1
-
-
-def _escaped(text: str, pos: int) -> bool:
-    k, i = 0, pos - 1
-    while i >= 0 and text[i] == "\\":
-        k += 1
-        i -= 1
-    return k % 2 == 1
 
 
 def scan_math(text: str) -> list[Segment]:
@@ -492,7 +484,7 @@ def _strip_comments(text: str) -> str:
             if j < 0:
                 out.append(line)
                 break
-            if _escaped(line, j):
+            if is_escaped(line, j):
                 i = j + 1
                 continue
             out.append(line[:j])

@@ -28,7 +28,7 @@ from theorembench.evaluate.mcq.items import META_OPTION
 from theorembench.latex.context import trim
 from theorembench.llm import LLM, GenerateSettings, LLMError, StructuredOutputError
 from theorembench.methods.lmb import prompts as P
-from theorembench.methods.lmb.categories import CATEGORY_NAMES, normalize_category
+from theorembench.methods.lmb.categories import normalize_category
 from theorembench.methods.lmb.config import LMBConfig
 from theorembench.methods.lmb.surface import check_surface
 from theorembench.store import Store
@@ -266,7 +266,7 @@ class Builder:
             strings.update({f"choice {c['label']}": c["text"] for c in dis["choices"]})
             if not self.cfg.latex.check or self.latex_checker is None:
                 return {"strings": strings, "checked": False, "skipped": ["latex check disabled"]}
-            report = self.latex_checker(strings, src.preamble)
+            report = self.latex_checker(strings, preamble=src.preamble)
             for round_ in range(self.cfg.latex.repairs):
                 if report.ok:
                     break
@@ -277,7 +277,7 @@ class Builder:
                                             P.LATEX_REPAIR_SCHEMA, self.judge_settings, "lmb.latex_repair",
                                             sample=round_)  # fmt: skip
                     strings[where] = fixed["text"]
-                report = self.latex_checker(strings, src.preamble)
+                report = self.latex_checker(strings, preamble=src.preamble)
             if not report.ok:
                 issues = "; ".join(f"{i.where}: {i.message}" for i in report.issues[:3])
                 raise Rejected(f"invalid LaTeX after {self.cfg.latex.repairs} repair round(s): {issues}")
@@ -516,5 +516,5 @@ def select_hard(pool: list[dict[str, Any]], answers: dict[str, dict[str, Any]] |
     return hard
 
 
-__all__ = ["CATEGORY_NAMES", "Builder", "BuildEvents", "Source", "build_items", "calibrate", "in_pool",
+__all__ = ["Builder", "BuildEvents", "Source", "build_items", "calibrate", "in_pool",
            "load_source", "select_hard", "validate_distractors"]  # fmt: skip
