@@ -16,7 +16,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     $SUDO apt-get install -y -qq "${missing[@]}" python3-venv
 fi
 
-# LaTeX checks of generated items (theorembench.methods.lmb.latexcheck): pdflatex with
+# LaTeX checks of generated items (theorembench.latex.check): pdflatex with
 # amsmath/amssymb/amsthm (latex-base), mathtools (latex-recommended) and the rsfs/wasy fonts
 # (fonts-recommended), without recommends: about 55 MB to download, 200 MB on disk, 30 s.
 # KaTeX runs under Node.js.
@@ -39,8 +39,8 @@ fi
 echo "setup: installing theorembench and its pinned dependencies"
 echo "       (the first run compiles llama.cpp: about 5-6 minutes on 2 cores)"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[local,dev]"
-# KaTeX (pinned; keep KATEX_VERSION in src/theorembench/methods/lmb/latexcheck.py in step)
-# into .venv/node/node_modules, where latexcheck looks for it: git-ignored, gone with `make clean`.
+# KaTeX (pinned; keep KATEX_VERSION in src/theorembench/latex/check/engines.py in step)
+# into .venv/node/node_modules, where theorembench.latex.check looks for it: git-ignored, gone with `make clean`.
 KATEX_VERSION=0.16.47
 if ! grep -qs "\"version\": \"$KATEX_VERSION\"" .venv/node/node_modules/katex/package.json; then
     echo "setup: installing katex@$KATEX_VERSION (npm) into .venv/node"

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import SHARED
 
-from theorembench.sources.eprint import Extraction, Limits, decode_tex, extract_eprint, extract_folder
+from theorembench.latex.encoding import decode_tex
+from theorembench.sources.eprint import Extraction, Limits, extract_eprint, extract_folder
 
 PAPERS = SHARED / "data" / "papers"
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import SHARED
 
 from theorembench.latex.flatten import FlatDocument, find_main_file, flatten
-from theorembench.sources.eprint import decode_tex
+from theorembench.latex.encoding import decode_tex
 
 PAPERS = SHARED / "data" / "papers"
 MANIFEST = json.loads((PAPERS / "manifest.json").read_text()) if (PAPERS / "manifest.json").is_file() else []

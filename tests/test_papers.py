@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from conftest import SHARED
 from theorembench.cli import app
-from theorembench.papers import PaperRepo
+from theorembench.store.papers import PaperRepo
 from theorembench.store import Store
 
 PAPERS = SHARED / "data" / "papers"

@@ -1,9 +1,9 @@
 """Stage 3a: a paper's source folder -> its main theorem with context (the theorem record).
 
-The rule-based fast path (``latex.theorems``) runs first. When it finds no main
-theorem, an LLM extractor reads a larger window of the paper through the one LLM
-layer (structured output) and returns at most one primary theorem-level claim, or
-none. The record says which path produced it and lists every problem met.
+Pure text: the rule-based path (``latex.theorems``) finds the main theorem and builds
+its record. When the rules find none, the paper pipeline's LLM fallback stage
+(``pipeline.theorem_fallback``) looks for one and turns the statement it copies into a
+record here. The record says which path produced it and lists every problem met.
 """
 
 from __future__ import annotations
@@ -88,41 +88,6 @@ def load_paper(root: Path, main: str | None = None) -> PaperText:
 
 class ExtractionError(RuntimeError):
     pass
-
-
-# ---------------------------------------------------------------- LLM fallback
-
-LLM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "found": {"type": "boolean"},
-        "environment": {"type": "string"},
-        "statement": {"type": "string"},
-        "reason": {"type": "string"},
-    },
-    "required": ["found", "statement", "reason"],
-}
-
-LLM_SYSTEM = (
-    "You read the LaTeX source of a mathematics paper and identify its main result. "
-    "Return at most one primary theorem-level claim: the central new result the paper proves. "
-    "When several candidates appear, prefer a theorem over a lemma, proposition or corollary; "
-    "never return an axiom, a definition, a conjecture, a remark or a result the paper only cites. "
-    "Copy the statement verbatim from the source (LaTeX included), without its proof. "
-    "If the paper states no such result, set found to false and leave the statement empty."
-)
-
-
-def llm_messages(paper: PaperText, window_chars: int) -> list[dict[str, str]]:
-    text = paper.text
-    start = text.find("\\begin{document}")
-    window = text[start if start >= 0 else 0 :][:window_chars]
-    return [
-        {"role": "system", "content": LLM_SYSTEM},
-        {"role": "user", "content": "Paper source (possibly truncated):\n\n" + window +
-            '\n\nAnswer in JSON: {"found": true|false, "environment": "theorem|proposition|...", '
-            '"statement": "...", "reason": "one sentence"}'},
-    ]  # fmt: skip
 
 
 def locate_statement(text: str, statement: str) -> tuple[int, int] | None:
@@ -243,37 +208,23 @@ def block_from_statement(paper: PaperText, statement: str, env: str | None) -> T
     )  # fmt: skip
 
 
-async def extract_main_theorem(
-    paper: PaperText,
-    settings: ExtractSettings,
-    *,
-    llm: Any = None,
-    model: Any = None,
-) -> tuple[dict[str, Any] | None, list[int], str]:
-    """(record or None, ids of the model calls made, why). Never raises for a bad paper."""
-    block, intro, reason = rule_path(paper)
-    if block is not None:
-        return build_record(paper, block, path="rule", reason=reason, settings=settings, intro=intro), [], reason
-    if not settings.llm_fallback or llm is None or model is None:
-        return None, [], f"{reason}; LLM fallback disabled"
-    from theorembench.llm import GenerateSettings, LLMError, StructuredOutputError
+def extract_by_rules(paper: PaperText, settings: ExtractSettings) -> tuple[dict[str, Any] | None, str]:
+    """(record or None, why) from the rule-based path alone. Never raises for a bad paper.
 
-    msgs = llm_messages(paper, settings.llm_window_chars)
-    try:
-        answer, completions = await llm.generate_json(
-            model, msgs, LLM_SCHEMA, GenerateSettings(temperature=0.0, max_tokens=1200),
-            purpose="papers.extract_fallback",
-        )  # fmt: skip
-    except (LLMError, StructuredOutputError) as exc:
-        ids = getattr(exc, "call_ids", None) or ([exc.call_id] if getattr(exc, "call_id", None) else [])
-        return None, ids, f"{reason}; LLM fallback failed: {exc}"
-    call_ids = [c.call_id for c in completions]
-    statement = (answer.get("statement") or "").strip()
-    if not answer.get("found") or len(statement) < 20:
-        return None, call_ids, f"{reason}; LLM fallback found no primary theorem ({answer.get('reason', '')})"
-    block = block_from_statement(paper, statement, answer.get("environment"))
-    record = build_record(paper, block, path="llm", reason=f"{reason}; {answer.get('reason', '')}",
-                          settings=settings, intro=None)  # fmt: skip
+    When it finds nothing, the paper pipeline may ask an LLM (``pipeline.theorem_fallback``),
+    which hands the statement it found back to :func:`record_from_statement`.
+    """
+    block, intro, reason = rule_path(paper)
+    if block is None:
+        return None, reason
+    return build_record(paper, block, path="rule", reason=reason, settings=settings, intro=intro), reason
+
+
+def record_from_statement(paper: PaperText, statement: str, env: str | None, *, reason: str,
+                          settings: ExtractSettings) -> dict[str, Any]:  # fmt: skip
+    """The theorem record for a statement found by other means than the rules (an LLM's copy)."""
+    block = block_from_statement(paper, statement, env)
+    record = build_record(paper, block, path="llm", reason=reason, settings=settings, intro=None)
     if block.start_pos < 0:
         record["problems"].append("the LLM's statement was not found verbatim in the source")
-    return record, call_ids, "found by the LLM fallback"
+    return record

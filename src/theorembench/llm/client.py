@@ -21,6 +21,9 @@ import json
 import os
 import random
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -102,6 +105,41 @@ class LLMError(RuntimeError):
         self.message = message
         self.attempts = attempts
         self.call_id = call_id
+
+
+# The lists that receive the id of every model call made in the current context (a stage and
+# the stages around it); asyncio tasks inherit the context, so calls made by sub-tasks are seen too.
+_CALL_SINKS: ContextVar[tuple[list[int], ...]] = ContextVar("theorembench_call_sinks", default=())
+
+
+@contextmanager
+def record_calls() -> Iterator[list[int]]:
+    """Collect the ids of every model call made inside the block: answered, failed or served from the cache.
+
+    Ids are collected as each call ends, so the list holds the calls made before an
+    exception too; blocks nest, and an inner block's calls also reach the outer ones.
+    """
+    sink: list[int] = []
+    token = _CALL_SINKS.set((*_CALL_SINKS.get(), sink))
+    try:
+        yield sink
+    finally:
+        _CALL_SINKS.reset(token)
+
+
+def _note_call(call_id: int | None) -> None:
+    if call_id:
+        for sink in _CALL_SINKS.get():
+            sink.append(call_id)
+
+
+def call_ids_of(exc: BaseException) -> list[int]:
+    """The ids of the model calls behind a failure (a failed call, or every reply of a failed repair loop)."""
+    ids = getattr(exc, "call_ids", None)
+    if ids:
+        return list(ids)
+    call_id = getattr(exc, "call_id", None)
+    return [call_id] if call_id else []
 
 
 @dataclass
@@ -294,6 +332,7 @@ class LLM:
                 row = self.store.get_call(call_id) if call_id else None
                 if row is not None and row["status"] == "ok":
                     self.cache_hits += 1
+                    _note_call(call_id)
                     return _completion_from_row(row, cached=True)
             future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
             self._inflight[key] = future
@@ -301,11 +340,13 @@ class LLM:
             completion = await self._generate_once(spec, bound, key, messages, settings, purpose, sample, schema,
                                                    caching)  # fmt: skip
         except BaseException as exc:
+            _note_call(getattr(exc, "call_id", None))
             if caching:
                 self._inflight.pop(key, None)
                 if not future.done():
                     future.set_result(getattr(exc, "call_id", None))
             raise
+        _note_call(completion.call_id)
         if caching:
             self._inflight.pop(key, None)
             future.set_result(completion.call_id)

@@ -29,7 +29,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from theorembench.paths import runtime_dir
+from theorembench.common.errors import ServiceError
+from theorembench.common.paths import runtime_dir
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ LOCAL_MODELS: dict[str, LocalModel] = {
 }
 
 
-class LocalModelError(RuntimeError):
+class LocalModelError(ServiceError, RuntimeError):
     pass
 
 

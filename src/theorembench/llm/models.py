@@ -14,8 +14,10 @@ import os
 import re
 from dataclasses import dataclass
 
+from theorembench.common.errors import UserError
 
-class ModelConfigError(ValueError):
+
+class ModelConfigError(UserError, ValueError):
     """A model name or its credentials cannot work; raised before any call is made."""
 
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from theorembench.paths import home
+from theorembench.common.errors import UserError
+from theorembench.common.paths import home
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Price:
         return total / 1_000_000
 
 
-class PriceError(ValueError):
+class PriceError(UserError, ValueError):
     pass
 
 

@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from theorembench.common.outputs import write_text
+
 
 def _pct(block: dict[str, Any]) -> str:
     return f"{100 * block['accuracy']:.1f}%"
@@ -74,10 +76,10 @@ def write_report(output: dict[str, Any], out_dir: Path, *, json_path: str, log_p
     for key, title, name in (("by_theorem_type", "Accuracy by logical category", "accuracy_by_category.svg"),
                              ("by_choice_style", "Accuracy by choice style", "accuracy_by_choice_style.svg")):  # fmt: skip
         if summary.get(key):
-            (out_dir / name).write_text(accuracy_bars(summary[key], title=f"{title}: {output['test_info']['model']}"))
+            write_text(out_dir / name, accuracy_bars(summary[key], title=f"{title}: {output['test_info']['model']}"))
             charts[key] = name
     path = out_dir / "report.md"
-    path.write_text(markdown_report(output, json_path=json_path, log_path=log_path, charts=charts))
+    write_text(path, markdown_report(output, json_path=json_path, log_path=log_path, charts=charts))
     return path
 
 

@@ -41,6 +41,7 @@ import urllib3
 from arxiv import _feed as arxiv_feed
 
 from theorembench import __version__
+from theorembench.common.errors import ServiceError
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ _THROTTLE_STATUSES = (429, 503)
 # --------------------------------------------------------------------------- errors
 
 
-class ArxivError(RuntimeError):
+class ArxivError(ServiceError, RuntimeError):
     """Base class of everything this module raises about arXiv itself."""
 
 

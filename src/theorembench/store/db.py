@@ -289,7 +289,7 @@ def _split_sql(script: str) -> list[str]:
 
 
 def open_store(path: str | Path | None = None) -> Store:
-    from theorembench.paths import default_db
+    from theorembench.common.paths import default_db
 
     return Store(path or default_db())
 

@@ -17,13 +17,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from theorembench.common.errors import UserError
 from theorembench.store import content_hash
 
 META_OPTION = "One of the remaining options is correct, but a stronger result can be proven."
 NO_EXPANDED_SKETCH = "No expanded sketch found."
 
 
-class DatasetError(ValueError):
+class DatasetError(UserError, ValueError):
     """An input file that cannot be evaluated; the message is one line."""
 
 

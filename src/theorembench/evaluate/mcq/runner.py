@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from theorembench.common.outputs import write_json
 from theorembench.evaluate.inspect_log import LogSample, default_log_dir, write_inspect_log
 from theorembench.evaluate.mcq.items import Dataset, Item
 from theorembench.evaluate.mcq.protocol import extract_answer, messages, shuffle_options
@@ -284,7 +285,7 @@ async def run_mcq_async(
         "detailed_results": [ordered[i] for i in indices],
     }
     out_path = cfg.out or default_out_path(cfg, dataset.month)
-    _write_json_atomic(out_path, output)
+    write_json(out_path, output, indent=2)
 
     log_path = None
     if cfg.write_log:
@@ -292,13 +293,6 @@ async def run_mcq_async(
     store.set_run_status(run_id, "finished", summary)
     return MCQRun(run_id, output, out_path, log_path, len(done),
                   summary["calls_made"], summary["cache_hits"])  # fmt: skip
-
-
-def _write_json_atomic(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False))
-    tmp.replace(path)
 
 
 def _write_log(cfg: MCQConfig, dataset: Dataset, indices: list[int], records: dict[int, dict[str, Any]],

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from theorembench.tomlconfig import load_layered
+from theorembench.common.errors import UserError
+from theorembench.common.tomlconfig import load_layered
 
 DEFAULT_TOML = """\
 # theorembench hybrid build: Proof2Hybrid settings (defaults: the AlgGeoTest values).
@@ -130,7 +131,7 @@ class HybridConfig(_Section):
             raise HybridConfigError("; ".join(problems))
 
 
-class HybridConfigError(ValueError):
+class HybridConfigError(UserError, ValueError):
     pass
 
 

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theorembench.llm import LLM, GenerateSettings, LLMError, StructuredOutputError
+from theorembench.common.outputs import write_json, write_jsonl
+from theorembench.llm import LLM, GenerateSettings, LLMError, StructuredOutputError, call_ids_of
 from theorembench.methods.hybrid import prompts as P
 from theorembench.methods.hybrid.config import HybridConfig
 from theorembench.store import Store
-from theorembench.store.steps import StepResult, Steps
+from theorembench.pipeline.steps import StepFailed, StepResult, StepRunner
 
 
 def normalized(text: str) -> str:
@@ -60,29 +61,14 @@ class HybridBuilder:
         self.store = store
         self.llm = llm
         self.cfg = cfg
-        self.steps = Steps(store, pipeline)
-        self.on_step = on_step
+        self.runner = StepRunner(store, pipeline, on_step=on_step)
         g = cfg.generation
         # verdicts are samples (temperature > 0); a seed makes each of them reproducible on local models
         seed = cfg.questions.seed
         self.judge_settings = GenerateSettings(temperature=max(g.temperature, 0.3), max_tokens=g.max_tokens, seed=seed)
         self.gen_settings = GenerateSettings(temperature=g.temperature, max_tokens=g.max_tokens, seed=seed)
 
-    async def _stored(self, key: str, stage: str, fn: Any) -> StepResult:
-        done = self.steps.done(key, stage)
-        if done is None:
-            calls: list[int] = []
-            try:
-                out = await fn(calls)
-                done = StepResult("ok", out, None, calls)
-            except _Failed as exc:
-                done = StepResult("failed", None, str(exc), calls)
-            self.steps.put(key, stage, done)
-        if self.on_step:
-            self.on_step(key, stage, done.status)
-        return done
-
-    async def _verdicts(self, calls: list[int], text: str, n: int, purpose: str) -> list[dict[str, Any]]:
+    async def _verdicts(self, text: str, n: int, purpose: str) -> list[dict[str, Any]]:
         """n verdicts from every judge (sample index = verdict number, so each is its own call)."""
         out = []
         for judge in self.cfg.models.judges:
@@ -92,12 +78,10 @@ class HybridBuilder:
                         judge, P.judge_messages(text), P.VERDICT_SCHEMA, self.judge_settings,
                         purpose=purpose, sample=sample,
                     )  # fmt: skip
-                    calls.extend(c.call_id for c in completions)
                     out.append({"judge": judge, "sample": sample, "verdict": obj["verdict"], "reason": obj["reason"],
                                 "call_id": completions[-1].call_id})  # fmt: skip
                 except (LLMError, StructuredOutputError) as exc:
-                    ids = getattr(exc, "call_ids", None) or ([exc.call_id] if getattr(exc, "call_id", None) else [])
-                    calls.extend(ids)
+                    ids = call_ids_of(exc)
                     out.append({"judge": judge, "sample": sample, "verdict": None, "reason": f"no verdict: {exc}",
                                 "call_id": ids[-1] if ids else None})  # fmt: skip
         return out
@@ -105,17 +89,17 @@ class HybridBuilder:
     async def filter_seed(self, seed: Any) -> StepResult:
         k1, n1 = self.cfg.seed_filter.k1, self.cfg.seed_filter.n1
 
-        async def run(calls: list[int]) -> dict[str, Any]:
-            verdicts = await self._verdicts(calls, seed_text(seed), n1, "hybrid.seed_filter")
+        async def run() -> dict[str, Any]:
+            verdicts = await self._verdicts(seed_text(seed), n1, "hybrid.seed_filter")
             correct = sum(v["verdict"] == "correct" for v in verdicts)
             return {"verdicts": verdicts, "correct": correct, "kept": correct >= k1}
 
-        return await self._stored(seed.id, "seed_filter", run)
+        return await self.runner.run(seed.id, "seed_filter", run)
 
     async def generate(self, seed: Any) -> StepResult:
         d = self.cfg.distractors
 
-        async def run(calls: list[int]) -> dict[str, Any]:
+        async def run() -> dict[str, Any]:
             produced: list[dict[str, Any]] = []
             failures: list[str] = []
             for gi, generator in enumerate(self.cfg.models.generators):
@@ -124,9 +108,7 @@ class HybridBuilder:
                         generator, P.distractor_messages(seed.kind, seed.statement, seed.proof, d.n2),
                         P.distractor_schema(d.n2), self.gen_settings, purpose="hybrid.distractors",
                     )  # fmt: skip
-                    calls.extend(c.call_id for c in completions)
                 except (LLMError, StructuredOutputError) as exc:
-                    calls.extend(getattr(exc, "call_ids", None) or [])
                     failures.append(f"{generator}: {exc}")
                     continue
                 candidates = [c for c in obj["distractors"] if c.get("text", "").strip()]
@@ -148,24 +130,20 @@ class HybridBuilder:
                 seen.add(key)
                 unique.append(item)
             if not produced and failures:
-                raise _Failed("; ".join(failures))
+                raise StepFailed("; ".join(failures))
             return {"distractors": unique, "duplicates_removed": len(produced) - len(unique), "failures": failures}
 
-        return await self._stored(seed.id, "distractors", run)
+        return await self.runner.run(seed.id, "distractors", run)
 
     async def filter_distractor(self, dis: Distractor) -> StepResult:
         df = self.cfg.distractor_filter
 
-        async def run(calls: list[int]) -> dict[str, Any]:
-            verdicts = await self._verdicts(calls, dis.text, df.n3, "hybrid.distractor_filter")
+        async def run() -> dict[str, Any]:
+            verdicts = await self._verdicts(dis.text, df.n3, "hybrid.distractor_filter")
             incorrect = sum(v["verdict"] == "incorrect" for v in verdicts)
             return {"verdicts": verdicts, "incorrect": incorrect, "kept": df.k3 <= incorrect <= df.k4}
 
-        return await self._stored(dis.id, "distractor_filter", run)
-
-
-class _Failed(RuntimeError):
-    pass
+        return await self.runner.run(dis.id, "distractor_filter", run)
 
 
 def aggregate(seeds: list[Any], distractors: list[Distractor], *, m: int, n: int, seed: int) -> list[dict[str, Any]]:
@@ -246,29 +224,26 @@ async def build(builder: HybridBuilder, seeds: list[Any], *, concurrency: int = 
 
 
 def write_outputs(store: Store, outcome: HybridOutcome, out_dir: Path, cfg: HybridConfig) -> dict[str, Any]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "questions.json").write_text(json.dumps(outcome.questions, ensure_ascii=False, indent=1))
-    with open(out_dir / "questions.jsonl", "w") as fh:
-        for q in outcome.questions:
-            fh.write(json.dumps(q, ensure_ascii=False) + "\n")
-    with open(out_dir / "audit.jsonl", "w") as fh:
-        for q in outcome.questions:
-            for item in q["items"]:
-                verdict = (outcome.seed_verdicts.get(item["origin"]) if item["correct"]
-                           else outcome.distractor_verdicts.get(item["distractor_id"]))  # fmt: skip
-                fh.write(json.dumps({
-                    "question": q["id"], "number": item["number"], "correct": item["correct"],
-                    "origin": item["origin"], "tag": item["tag"], "distractor_id": item["distractor_id"],
-                    "change": item["change"],
-                    "verdicts": (verdict.output or {}).get("verdicts") if verdict else None,
-                }, ensure_ascii=False) + "\n")  # fmt: skip
+    write_json(out_dir / "questions.json", outcome.questions)
+    write_jsonl(out_dir / "questions.jsonl", outcome.questions)
+    audit = []
+    for q in outcome.questions:
+        for item in q["items"]:
+            verdict = (outcome.seed_verdicts.get(item["origin"]) if item["correct"]
+                       else outcome.distractor_verdicts.get(item["distractor_id"]))  # fmt: skip
+            audit.append({
+                "question": q["id"], "number": item["number"], "correct": item["correct"],
+                "origin": item["origin"], "tag": item["tag"], "distractor_id": item["distractor_id"],
+                "change": item["change"], "verdicts": (verdict.output or {}).get("verdicts") if verdict else None,
+            })  # fmt: skip
+    write_jsonl(out_dir / "audit.jsonl", audit)
     # perplexity-based evaluation: each kept seed with its own kept distractors as one question
     by_seed: dict[str, list[Distractor]] = {}
     for d in outcome.kept_distractors:
         by_seed.setdefault(d.seed_id, []).append(d)
     ppl = [{"id": s.id, "tag": getattr(s, "tag", None), "options": [s.text] + [d.text for d in by_seed[s.id]],
             "correct": 0} for s in outcome.kept_seeds if by_seed.get(s.id)]  # fmt: skip
-    (out_dir / "ppl_questions.json").write_text(json.dumps(ppl, ensure_ascii=False, indent=1))
+    write_json(out_dir / "ppl_questions.json", ppl)
     call_ids: list[int] = []
     for group in (outcome.seed_verdicts, outcome.generation_steps, outcome.distractor_verdicts):
         for result in group.values():
@@ -288,5 +263,5 @@ def write_outputs(store: Store, outcome: HybridOutcome, out_dir: Path, cfg: Hybr
     summary = {"funnel": funnel, "usage": usage, "per_question": per_question, "config": cfg.model_dump(),
                "duplicates_removed": sum((r.output or {}).get("duplicates_removed", 0)
                                          for r in outcome.generation_steps.values())}  # fmt: skip
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    write_json(out_dir / "summary.json", summary)
     return summary

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import json
+import asyncio
+import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from theorembench.common.errors import UserError
+from theorembench.common.outputs import write_json
 from theorembench.llm import LLM
-from theorembench.methods.lmb.config import LMBConfig
+from theorembench.llm.local import stop_private_servers
+from theorembench.methods.lmb.config import LMBConfig, load_config
 from theorembench.methods.lmb.pipeline import (
     BuildEvents,
     Builder,
@@ -20,8 +25,8 @@ from theorembench.methods.lmb.pipeline import (
     load_source,
     select_hard,
 )
-from theorembench.papers import PaperRepo
 from theorembench.store import Store
+from theorembench.store.papers import PaperRepo
 
 STAGE_ORDER = ("sketch", "classify", "stem", "distractors", "latex", "rubric", "stem_only", "calibrate")
 
@@ -53,14 +58,6 @@ def select_sources(repo: PaperRepo, month: str, paper_ids: list[str] | None) -> 
         else:
             sources.append(src)
     return sources, missing
-
-
-def _write(path: Path, data: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1))
-    tmp.replace(path)
-    return path
 
 
 def stage_costs(store: Store, calls_by_stage: dict[str, list[int]], accepted: int) -> list[dict[str, Any]]:
@@ -112,9 +109,9 @@ async def run_build(
 
     label = month_label(month)
     files = {
-        "full": _write(out_dir / f"qaEval_{label}_full.json", full),
-        "ge5": _write(out_dir / f"qaEval_{label}_ge5.json", ge5),
-        "hard": _write(out_dir / f"qaEval_{label}_ge5_hard.json", hard),
+        "full": write_json(out_dir / f"qaEval_{label}_full.json", full),
+        "ge5": write_json(out_dir / f"qaEval_{label}_ge5.json", ge5),
+        "hard": write_json(out_dir / f"qaEval_{label}_ge5_hard.json", hard),
     }
     funnel = {"theorems": len(sources), "generated": len(full), "rubric": len(ge5), "stem_nontrivial": len(pool),
               "hard": len(hard)}  # fmt: skip
@@ -161,5 +158,47 @@ async def run_build(
         summary["calibrator_accuracy_on_pool"] = (
             sum(1 for a in answers.values() if a["model_is_correct"]) / len(answers) if answers else None
         )
-    files["summary"] = _write(out_dir / "summary.json", summary)
+    files["summary"] = write_json(out_dir / "summary.json", summary)
     return BuildResult(label, files, funnel, {k: dict(v) for k, v in rejections.items()}, costs, summary)
+
+
+def build_lmb(store: Store, *, month: str, config: Path | None = None, generator: str | None = None,
+              judges: list[str] | None = None, calibrator: str | None = None, papers: list[str] | None = None,
+              out_dir: Path | None = None, overrides: dict[str, Any] | None = None, concurrency: int = 4,
+              on_sources: Callable[[int, int], None] | None = None,
+              on_stage: Callable[[str, str, str], None] | None = None) -> BuildResult:  # fmt: skip
+    """Build a month's splits from the stored theorems (or the given papers'); resumable.
+
+    Settings come from the defaults, then ``config``, then the explicit arguments and
+    ``overrides`` (dotted keys). Every model is checked before any work starts; a bad
+    setting or model raises ``UserError``. ``on_sources(n_sources, stages_per_source)``
+    is called once, ``on_stage(key, stage, status)`` after every stage.
+    """
+    if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
+        raise UserError(f"--month must be YYYY-MM, got {month!r}")
+    cfg = load_config(config, **{"models.generator": generator, "models.judges": judges or None,
+                                 "models.calibrator": calibrator, **(overrides or {})})  # fmt: skip
+    llm = LLM(store)
+    for name in {cfg.models.generator, *cfg.judges, cfg.calibrator}:
+        llm.resolve(name)
+    checker = None
+    if cfg.latex.check:
+        from theorembench.latex.check import check_item as checker
+    stages_per_source = 3 + cfg.generation.variants * 5
+
+    def sources_found(n: int) -> None:
+        if on_sources is not None:
+            on_sources(n, stages_per_source)
+
+    async def go() -> BuildResult:
+        try:
+            return await run_build(store, llm, cfg, month=month, out_dir=out_dir or Path("lmb") / month_label(month),
+                                   paper_ids=papers, events=BuildEvents(on_stage=on_stage), latex_checker=checker,
+                                   concurrency=concurrency, on_sources=sources_found)  # fmt: skip
+        finally:
+            await llm.aclose()
+
+    try:
+        return asyncio.run(go())
+    finally:
+        stop_private_servers()

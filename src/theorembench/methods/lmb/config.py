@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from theorembench.tomlconfig import load_layered
+from theorembench.common.errors import UserError
+from theorembench.common.tomlconfig import load_layered
 
 DEFAULT_TOML = """\
 # theorembench lmb build: LiveMathematicianBench generation settings.
@@ -141,7 +142,7 @@ class LMBConfig(BaseModel):
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     pass
 
 

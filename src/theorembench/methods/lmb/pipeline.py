@@ -26,23 +26,18 @@ from typing import Any
 
 from theorembench.evaluate.mcq.items import META_OPTION
 from theorembench.latex.context import trim
-from theorembench.llm import LLM, GenerateSettings, LLMError, StructuredOutputError
+from theorembench.llm import LLM, GenerateSettings
 from theorembench.methods.lmb import prompts as P
 from theorembench.methods.lmb.categories import normalize_category
 from theorembench.methods.lmb.config import LMBConfig
 from theorembench.methods.lmb.surface import check_surface
+from theorembench.pipeline.steps import Rejected, StepFailed, StepResult, StepRunner
 from theorembench.store import Store
-from theorembench.store.steps import StepResult, Steps
 
 LABELS = ("B", "C", "D", "E")
 
 
-class StageFailure(RuntimeError):
-    """A stage could not produce a usable output (kept as the step's reason)."""
-
-
-class Rejected(RuntimeError):
-    """The item was judged unusable by a rule or a judge (kept as the step's reason)."""
+StageFailure = StepFailed  # a stage could not produce a usable output (kept as the step's reason)
 
 
 @dataclass
@@ -92,8 +87,8 @@ class Builder:
         self.store = store
         self.llm = llm
         self.cfg = cfg
-        self.steps = Steps(store, pipeline)
         self.events = events or BuildEvents()
+        self.runner = StepRunner(store, pipeline, on_step=self.events.on_stage)
         self.latex_checker = latex_checker
         g = cfg.generation
         # a sampling seed makes local (llama.cpp) runs reproducible; providers without seeds ignore it
@@ -104,41 +99,14 @@ class Builder:
 
     # -- plumbing -----------------------------------------------------------------
 
-    async def _ask(self, calls: list[int], model: str, messages: list[dict[str, str]], schema: dict[str, Any],
+    async def _ask(self, model: str, messages: list[dict[str, str]], schema: dict[str, Any],
                    settings: GenerateSettings, purpose: str, sample: int = 0) -> dict[str, Any]:  # fmt: skip
-        try:
-            obj, completions = await self.llm.generate_json(model, messages, schema, settings, purpose=purpose,
-                                                            sample=sample)  # fmt: skip
-        except StructuredOutputError as exc:
-            calls.extend(exc.call_ids)
-            raise StageFailure(f"{purpose}: malformed model output after bounded repairs ({exc})") from None
-        except LLMError as exc:
-            if exc.call_id:
-                calls.append(exc.call_id)
-            raise StageFailure(f"{purpose}: model call failed: {exc}") from None
-        calls.extend(c.call_id for c in completions)
+        """A validated JSON reply; a failed call or a reply still malformed after repairs fails the step."""
+        obj, _ = await self.llm.generate_json(model, messages, schema, settings, purpose=purpose, sample=sample)
         return obj
 
-    async def _step(self, key: str, stage: str, fn: Callable[[list[int]], Any]) -> StepResult:
-        done = self.steps.done(key, stage)
-        if done is not None:
-            self._event(key, stage, done.status)
-            return done
-        calls: list[int] = []
-        try:
-            output = await fn(calls)
-            result = StepResult("ok", output, None, calls)
-        except Rejected as exc:
-            result = StepResult("rejected", None, str(exc), calls)
-        except StageFailure as exc:
-            result = StepResult("failed", None, str(exc), calls)
-        self.steps.put(key, stage, result)
-        self._event(key, stage, result.status)
-        return result
-
-    def _event(self, key: str, stage: str, status: str) -> None:
-        if self.events.on_stage:
-            self.events.on_stage(key, stage, status)
+    async def _step(self, key: str, stage: str, fn: Callable[[], Any]) -> StepResult:
+        return await self.runner.run(key, stage, fn)
 
     # -- per source -------------------------------------------------------------------
 
@@ -150,8 +118,8 @@ class Builder:
         model = self.cfg.models.generator
         out: dict[str, StepResult] = {}
 
-        async def sketch(calls: list[int]) -> dict[str, Any]:
-            obj = await self._ask(calls, model, P.sketch_messages(theorem, context, src.proof), P.SKETCH_SCHEMA,
+        async def sketch() -> dict[str, Any]:
+            obj = await self._ask(model, P.sketch_messages(theorem, context, src.proof), P.SKETCH_SCHEMA,
                                   self.gen_settings, "lmb.sketch")  # fmt: skip
             if not obj.get("sketch", "").strip():
                 raise StageFailure("empty proof sketch")
@@ -162,8 +130,8 @@ class Builder:
         if not out["sketch"].ok:
             return out
 
-        async def classify(calls: list[int]) -> dict[str, Any]:
-            obj = await self._ask(calls, model, P.classify_messages(theorem, context), P.CLASSIFY_SCHEMA,
+        async def classify() -> dict[str, Any]:
+            obj = await self._ask(model, P.classify_messages(theorem, context), P.CLASSIFY_SCHEMA,
                                   self.judge_settings, "lmb.classify")  # fmt: skip
             cats = [c for c in (normalize_category(x) for x in obj.get("categories", [])) if c]
             cats = list(dict.fromkeys(cats))[:3]
@@ -177,7 +145,7 @@ class Builder:
         category = out["classify"].output["theorem_type"][0]
         sk = out["sketch"].output["sketch"]
 
-        async def stem(calls: list[int]) -> dict[str, Any]:
+        async def stem() -> dict[str, Any]:
             history: list[list[str]] = []
             question: dict[str, Any] | None = None
             for attempt in range(self.cfg.generation.max_regenerations + 1):
@@ -186,7 +154,7 @@ class Builder:
                 else:
                     assert question is not None
                     msgs = P.stem_regenerate_messages(category, theorem, context, sk, question, history[-1])
-                question = await self._ask(calls, model, msgs, P.STEM_SCHEMA, self.gen_settings, "lmb.stem",
+                question = await self._ask(model, msgs, P.STEM_SCHEMA, self.gen_settings, "lmb.stem",
                                            sample=attempt)  # fmt: skip
                 flags = P.red_flags(question) if self.cfg.generation.red_flag_checks else []
                 history.append(flags)
@@ -197,7 +165,7 @@ class Builder:
             assert question is not None
             repaired = False
             if self.cfg.generation.repair_stem:
-                fixed = await self._ask(calls, model, P.stem_repair_messages(question, theorem, context),
+                fixed = await self._ask(model, P.stem_repair_messages(question, theorem, context),
                                         P.STEM_SCHEMA, self.judge_settings, "lmb.stem_repair")  # fmt: skip
                 if not self.cfg.generation.red_flag_checks or not P.red_flags(fixed):
                     question, repaired = fixed, fixed != question
@@ -222,11 +190,11 @@ class Builder:
         out: dict[str, StepResult] = {}
         s = self.cfg.surface
 
-        async def distractors(calls: list[int]) -> dict[str, Any]:
-            obj = await self._ask(calls, model, P.distractor_messages(category, theorem, sk, question),
+        async def distractors() -> dict[str, Any]:
+            obj = await self._ask(model, P.distractor_messages(category, theorem, sk, question),
                                   P.DISTRACTOR_SCHEMA, self.gen_settings, "lmb.distractors", sample=variant)  # fmt: skip
             validate_distractors(obj)
-            revised = await self._ask(calls, model, P.distractor_revision_messages(question, obj, sk, None),
+            revised = await self._ask(model, P.distractor_revision_messages(question, obj, sk, None),
                                       P.DISTRACTOR_SCHEMA, self.judge_settings, "lmb.revise", sample=variant)  # fmt: skip
             try:
                 validate_distractors(revised)
@@ -241,7 +209,7 @@ class Builder:
                                        max_latex_density_gap=s.max_latex_density_gap)  # fmt: skip
                 if report.ok or round_ == s.revisions:
                     break
-                fixed = await self._ask(calls, model,
+                fixed = await self._ask(model,
                                         P.distractor_revision_messages(question, obj, sk, report.problems),
                                         P.DISTRACTOR_SCHEMA, self.judge_settings, "lmb.revise_surface",
                                         sample=variant * 10 + round_ + 1)  # fmt: skip
@@ -261,7 +229,7 @@ class Builder:
             return out
         dis = out["distractors"].output
 
-        async def latex(calls: list[int]) -> dict[str, Any]:
+        async def latex() -> dict[str, Any]:
             strings = {"question": stem["question"], "choice A": a_text}
             strings.update({f"choice {c['label']}": c["text"] for c in dis["choices"]})
             if not self.cfg.latex.check or self.latex_checker is None:
@@ -273,7 +241,7 @@ class Builder:
                 bad = sorted({i.where for i in report.issues})
                 for where in bad:
                     errors = [i.message for i in report.issues if i.where == where]
-                    fixed = await self._ask(calls, model, P.latex_repair_messages(strings[where], errors, src.preamble),
+                    fixed = await self._ask(model, P.latex_repair_messages(strings[where], errors, src.preamble),
                                             P.LATEX_REPAIR_SCHEMA, self.judge_settings, "lmb.latex_repair",
                                             sample=round_)  # fmt: skip
                     strings[where] = fixed["text"]
@@ -304,8 +272,8 @@ class Builder:
                                        "original_correct_text": strings["choice A"]})  # fmt: skip
         judge = self.cfg.judges[0]
 
-        async def rubric(calls: list[int]) -> dict[str, Any]:
-            obj = await self._ask(calls, judge, P.rubric_messages(mcq, theorem, sk), P.RUBRIC_SCHEMA,
+        async def rubric() -> dict[str, Any]:
+            obj = await self._ask(judge, P.rubric_messages(mcq, theorem, sk), P.RUBRIC_SCHEMA,
                                   self.judge_settings, "lmb.rubric")  # fmt: skip
             total = sum(int(obj[k]["score"]) for k in ("ALS", "TAS", "GPS", "DQS"))
             obj["total_score"] = total
@@ -320,10 +288,10 @@ class Builder:
             return out
         matcher = self.cfg.judges[1] if len(self.cfg.judges) > 1 else judge
 
-        async def stem_only(calls: list[int]) -> dict[str, Any]:
-            free = await self._ask(calls, judge, P.stem_only_messages(mcq["question"]), P.STEM_ONLY_SCHEMA,
+        async def stem_only() -> dict[str, Any]:
+            free = await self._ask(judge, P.stem_only_messages(mcq["question"]), P.STEM_ONLY_SCHEMA,
                                    self.judge_settings, "lmb.stem_only")  # fmt: skip
-            verdict = await self._ask(calls, matcher, P.match_messages(mcq["question"], free["answer"], strings["choice A"]),
+            verdict = await self._ask(matcher, P.match_messages(mcq["question"], free["answer"], strings["choice A"]),
                                       P.MATCH_SCHEMA, self.judge_settings, "lmb.stem_match")  # fmt: skip
             trivial = bool(verdict.get("match"))
             return {"id": item_id, "theorem_type": shared["classify"].output["theorem_type"],
@@ -463,17 +431,11 @@ async def calibrate(builder: Builder, pool: list[dict[str, Any]]) -> dict[str, d
     results: dict[str, dict[str, Any]] = {}
 
     async def one(index: int, item: dict[str, Any]) -> None:
-        async def run(calls: list[int]) -> dict[str, Any]:
+        async def run() -> dict[str, Any]:
             parsed = Item.model_validate(item)
             presented = shuffle_options(parsed, index, cfg.seed)
-            try:
-                completion = await builder.llm.generate(builder.cfg.calibrator, messages(parsed, presented, sketch=False),
-                                                        settings, purpose="lmb.calibrate")  # fmt: skip
-            except LLMError as exc:
-                if exc.call_id:
-                    calls.append(exc.call_id)
-                raise StageFailure(f"calibration call failed: {exc}") from None
-            calls.append(completion.call_id)
+            completion = await builder.llm.generate(builder.cfg.calibrator, messages(parsed, presented, sketch=False),
+                                                    settings, purpose="lmb.calibrate")  # fmt: skip
             answer = extract_answer(completion.text)
             return {"model_answer": answer, "correct_answer": presented.correct_label,
                     "model_is_correct": answer == presented.correct_label}  # fmt: skip

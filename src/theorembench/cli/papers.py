@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from theorembench.cli.common import DbOption, call, fail, out, progress, store
+from theorembench.pipeline.papers import (
+    DEFAULT_EXTRACTOR,
+    add_local,
+    extract_papers,
+    extraction_settings,
+    fetch_month,
+)
+from theorembench.store.papers import PaperRepo
 
 papers_app = typer.Typer(help="Papers and their main theorems: fetch from arXiv, add local sources, inspect.",
                          no_args_is_help=True)  # fmt: skip
-
-DEFAULT_EXTRACTOR = "local/smollm2"
 
 # options shared by `papers add` and `papers fetch`
 ExtractorOpt = Annotated[str | None, typer.Option(
@@ -23,66 +28,23 @@ ExtractorOpt = Annotated[str | None, typer.Option(
 NoLlmOpt = Annotated[bool, typer.Option("--no-llm", help="Rule-based extraction only.")]
 ContextOpt = Annotated[int, typer.Option("--context-chars", help="Character budget of the introduction context.")]
 FullContextOpt = Annotated[int, typer.Option("--full-context-chars", help="Character budget of the full context.")]
-DbOpt = Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")]
 
 
-def _console():
-    from theorembench.cli import err, out
-
-    return out, err
-
-
-def _progress(label: str) -> Progress:
-    _out, err = _console()
-    return Progress(
-        TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[item]}"),
-        TimeElapsedColumn(), console=err,
-        disable=not err.is_terminal and os.environ.get("THEOREMBENCH_PROGRESS") != "1",
-    )  # fmt: skip
-
-
-def _settings(no_llm: bool, context_chars: int, full_context_chars: int):
-    from theorembench.latex.extract import ExtractSettings
-
-    return ExtractSettings(llm_fallback=not no_llm, context_chars=context_chars,
-                           full_context_chars=full_context_chars)  # fmt: skip
-
-
-def _extract(store, repo, ids: list[str], settings, model_name: str | None, force: bool) -> dict[str, Any]:
-    """Run theorem extraction over papers with a progress bar; the LLM only when a fallback is needed."""
-    from theorembench.cli import _fail
-    from theorembench.llm import LLM, ModelConfigError
-    from theorembench.llm.local import stop_private_servers
-    from theorembench.papers import extract_theorems
-
-    llm = spec = None
-    if settings.llm_fallback:
-        llm = LLM(store)
-        try:
-            spec = llm.resolve(model_name or os.environ.get("THEOREMBENCH_EXTRACTOR_MODEL") or DEFAULT_EXTRACTOR)
-        except ModelConfigError as exc:
-            raise _fail(str(exc)) from None
-    progress = _progress("extract")
-    task = progress.add_task("extract", total=len(ids), item="")
+def extract_with_progress(repo: PaperRepo, ids: list[str], settings: Any, model: str | None,
+                          force: bool = False) -> dict[str, Any]:  # fmt: skip
+    """``extract_papers`` with a progress bar (the LLM is started only when a fallback is needed)."""
+    bar = progress("extract", "{task.fields[item]}")
+    task = bar.add_task("extract", total=len(ids), item="")
 
     def on_paper(paper_id: str, _done: Any) -> None:
-        progress.update(task, advance=1, item=paper_id)
+        bar.update(task, advance=1, item=paper_id)
 
-    async def go():
-        try:
-            return await extract_theorems(repo, ids, settings, llm=llm, model=spec, force=force, on_paper=on_paper)
-        finally:
-            if llm is not None:
-                await llm.aclose()
-
-    try:
-        with progress:
-            return asyncio.run(go())
-    finally:
-        stop_private_servers()
+    with bar:
+        return call(extract_papers, repo, ids, settings, model=model, force=force, on_paper=on_paper)
 
 
-def _summary_line(paper: dict[str, Any], theorem: dict[str, Any] | None) -> str:
+def summary_line(paper: dict[str, Any], theorem: dict[str, Any] | None) -> str:
+    """One line per paper: its id, then its status or where its main theorem is."""
     if paper["status"] in ("failed", "skipped"):
         return f"{paper['id']}  {paper['status']}: {paper.get('reason') or ''}"
     if theorem is None:
@@ -104,27 +66,23 @@ def papers_add(
     no_llm: NoLlmOpt = False,
     context_chars: ContextOpt = 4000,
     full_context_chars: FullContextOpt = 12000,
-    db: DbOpt = None,
+    db: DbOption = None,
 ) -> None:
     """Add local papers (not on arXiv, journal sources); prints one line per paper, starting with its id."""
-    from theorembench.cli import _fail, _store
-    from theorembench.papers import PaperRepo, add_local
-
-    out, _err = _console()
-    store = _store(db)
-    repo = PaperRepo(store)
+    repo = PaperRepo(store(db))
     ids = []
     for path in paths:
         try:
             ids.append(add_local(repo, path))
         except FileNotFoundError as exc:
-            raise _fail(str(exc)) from None
-    settings = _settings(no_llm, context_chars, full_context_chars)
-    done = _extract(store, repo, ids, settings, extractor_model, force=False)
+            raise fail(str(exc)) from None
+    settings = extraction_settings(llm_fallback=not no_llm, context_chars=context_chars,
+                                   full_context_chars=full_context_chars)  # fmt: skip
+    done = extract_with_progress(repo, ids, settings, extractor_model)
     for paper_id in ids:
         paper = repo.get(paper_id)
         assert paper is not None
-        out.print(_summary_line(paper, done.get(paper_id)), highlight=False, soft_wrap=True, markup=False)
+        out.print(summary_line(paper, done.get(paper_id)), highlight=False, soft_wrap=True, markup=False)
 
 
 @papers_app.command("fetch")
@@ -139,27 +97,21 @@ def papers_fetch(
     no_extract: Annotated[bool, typer.Option("--no-extract", help="Only fetch metadata and e-prints.")] = False,
     context_chars: ContextOpt = 4000,
     full_context_chars: FullContextOpt = 12000,
-    db: DbOpt = None,
+    db: DbOption = None,
 ) -> None:
     """Fetch a month of arXiv papers, their e-prints and main theorems (resumable)."""
-    from theorembench.cli import _fail, _store
-    from theorembench.papers import PaperRepo, fetch_month
-    from theorembench.sources.arxiv import ArxivError
-
-    out, _err = _console()
-    store = _store(db)
-    repo = PaperRepo(store)
-    progress = _progress("fetch")
+    repo = PaperRepo(store(db))
+    bar = progress("fetch", "{task.fields[item]}")
     try:
-        with progress:
-            ids = fetch_month(repo, month=month, category=category, max_papers=max_papers, base_url=base_url,
-                              delay_s=delay, progress=progress)  # fmt: skip
+        with bar:
+            ids = call(fetch_month, repo, month=month, category=category, max_papers=max_papers, base_url=base_url,
+                       delay_s=delay, progress=bar)  # fmt: skip
     except ValueError as exc:
-        raise _fail(str(exc)) from None
-    except ArxivError as exc:
-        raise _fail(str(exc), 1) from None
+        raise fail(str(exc)) from None
     if not no_extract:
-        _extract(store, repo, ids, _settings(no_llm, context_chars, full_context_chars), extractor_model, force=False)
+        settings = extraction_settings(llm_fallback=not no_llm, context_chars=context_chars,
+                                       full_context_chars=full_context_chars)  # fmt: skip
+        extract_with_progress(repo, ids, settings, extractor_model)
     counts: dict[str, int] = {}
     for paper_id in ids:
         paper = repo.get(paper_id)
@@ -172,14 +124,10 @@ def papers_fetch(
 def papers_list(
     month: Annotated[str | None, typer.Option("--month", help="Only this month (YYYY-MM).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
-    db: DbOpt = None,
+    db: DbOption = None,
 ) -> None:
     """The stored papers with their status and main theorem."""
-    from theorembench.cli import _store
-    from theorembench.papers import PaperRepo
-
-    out, _err = _console()
-    repo = PaperRepo(_store(db))
+    repo = PaperRepo(store(db))
     papers = repo.list(month=month)
     if as_json:
         for paper in papers:
@@ -205,17 +153,13 @@ def papers_list(
 def papers_show(
     paper_id: Annotated[str, typer.Argument(help="Paper id (or arXiv id without version).")],
     as_json: Annotated[bool, typer.Option("--json", help="The whole record, main theorem included, as one JSON object.")] = False,
-    db: DbOpt = None,
+    db: DbOption = None,
 ) -> None:
     """One paper: metadata, extraction path, problems and its main theorem with context."""
-    from theorembench.cli import _fail, _store
-    from theorembench.papers import PaperRepo
-
-    out, _err = _console()
-    repo = PaperRepo(_store(db))
+    repo = PaperRepo(store(db))
     paper = repo.find(paper_id)
     if paper is None:
-        raise _fail(f"no paper {paper_id!r} in the store")
+        raise fail(f"no paper {paper_id!r} in the store")
     theorem = repo.theorem(paper["id"])
     if as_json:
         print(json.dumps({"paper": paper, "main_theorem": theorem}, ensure_ascii=False, indent=2, default=str))

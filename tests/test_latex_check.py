@@ -1,4 +1,4 @@
-"""LaTeX checks of item strings: KaTeX per math segment, pdflatex per item (methods/lmb/latexcheck)."""
+"""LaTeX checks of item strings: KaTeX per math segment, pdflatex per item (latex/check)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import LMB_HARD
 
-from theorembench.methods.lmb import latexcheck as lc
-from theorembench.methods.lmb.latexcheck import (
+from theorembench.latex import check as lc
+from theorembench.latex.check import engines, katex, pdflatex
+from theorembench.latex.check import (
     LatexReport,
     available,
     check_item,
@@ -112,7 +113,7 @@ def test_sanitize_preamble_drops_file_shell_and_unknown_package_commands() -> No
     for kept in (r"\newcommand{\R}{\mathbb{R}}", r"\def\tb{\mathcal{B}}", r"\DeclareMathOperator*{\argmax}",
                  r"\DeclarePairedDelimiter{\abs}", r"\let\eps\varepsilon"):  # fmt: skip
         assert kept in clean, kept
-    if shutil.which("kpsewhich") and lc._kpsewhich(lc._search_path(), ("mathrsfs.sty", "rsfs10.tfm")) == {
+    if shutil.which("kpsewhich") and engines.kpsewhich(engines.search_path(), ("mathrsfs.sty", "rsfs10.tfm")) == {
         "mathrsfs.sty",
         "rsfs10.tfm",
     }:
@@ -426,13 +427,14 @@ def test_missing_katex_package_is_skipped(tmp_path: Path, monkeypatch: pytest.Mo
 @needs_both
 def test_a_batch_of_fifty_strings_is_one_node_run_and_one_pdflatex_run(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    real_run = lc._run
+    real_run = engines.run_process
 
     def counting_run(cmd, **kw):
         calls.append(Path(cmd[0]).name)
         return real_run(cmd, **kw)
 
-    monkeypatch.setattr(lc, "_run", counting_run)
+    monkeypatch.setattr(katex, "run_process", counting_run)
+    monkeypatch.setattr(pdflatex, "run_process", counting_run)
     strings = {f"s{k}": VALID[key] for k, key in enumerate(list(VALID) * 9) if k < 50}
     assert len(strings) == 50
     report = check_item(strings)

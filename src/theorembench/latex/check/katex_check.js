@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Parse a batch of TeX math segments with KaTeX; used by theorembench.methods.lmb.latexcheck.
+// Parse a batch of TeX math segments with KaTeX; used by theorembench.latex.check.katex.
 //
 // stdin: one JSON object
 //   {"katex": "<directory of the katex package>",

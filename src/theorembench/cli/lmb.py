@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from theorembench.cli.common import DbOption, call, out, progress, store
 
 lmb_app = typer.Typer(help="LiveMathematicianBench: theorems -> hard multiple-choice questions.", no_args_is_help=True)
 
@@ -40,61 +38,26 @@ def cost_table(result: Any) -> Table:
     return table
 
 
-def run_lmb_build(*, month: str, db: Path | None, config: Path | None = None, generator: str | None = None,
-                  judges: list[str] | None = None, calibrator: str | None = None, papers: list[str] | None = None,
-                  out_dir: Path | None = None, overrides: dict[str, Any] | None = None,
-                  concurrency: int = 4) -> Any:  # fmt: skip
-    from theorembench.cli import _fail, _store, err, out
-    from theorembench.llm import LLM, ModelConfigError
-    from theorembench.llm.local import stop_private_servers
-    from theorembench.methods.lmb.build import month_label, run_build
-    from theorembench.methods.lmb.config import ConfigError, load_config
-    from theorembench.methods.lmb.pipeline import BuildEvents
+def run_lmb_build(*, db: str | Path | None, **options: Any) -> Any:
+    """``build_lmb`` with a progress bar, then the funnel, costs, rejections and the files written."""
+    from theorembench.methods.lmb.build import build_lmb
 
-    try:
-        cfg = load_config(config, **{"models.generator": generator, "models.judges": judges or None,
-                                     "models.calibrator": calibrator, **(overrides or {})})  # fmt: skip
-    except ConfigError as exc:
-        raise _fail(str(exc)) from None
-    if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
-        raise _fail(f"--month must be YYYY-MM, got {month!r}")
-    store = _store(db)
-    llm = LLM(store)
-    try:
-        for name in {cfg.models.generator, *cfg.judges, cfg.calibrator}:
-            llm.resolve(name)
-    except ModelConfigError as exc:
-        raise _fail(str(exc)) from None
-    checker = None
-    if cfg.latex.check:
-        from theorembench.methods.lmb.latexcheck import check_item as checker
+    bar = progress("lmb build", "{task.fields[note]}")
+    task = bar.add_task("lmb build", total=0, note="")
 
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=err,
-                        disable=not err.is_terminal and os.environ.get("THEOREMBENCH_PROGRESS") != "1")  # fmt: skip
-    task = progress.add_task("lmb build", total=0, note="")
-    stages_total = 3 + cfg.generation.variants * 5
-
-    def on_sources(n: int) -> None:
-        progress.update(task, total=max(1, n * stages_total))
+    def on_sources(n: int, stages_per_source: int) -> None:
+        bar.update(task, total=max(1, n * stages_per_source))
 
     def on_stage(key: str, stage: str, status: str) -> None:
-        progress.update(task, advance=1 if stage != "calibrate" else 0, note=f"{key} {stage} {status}")
+        bar.update(task, advance=1 if stage != "calibrate" else 0, note=f"{key} {stage} {status}")
 
-    async def go() -> Any:
-        try:
-            return await run_build(store, llm, cfg, month=month, out_dir=out_dir or Path("lmb") / month_label(month),
-                                   paper_ids=papers, events=BuildEvents(on_stage=on_stage), latex_checker=checker,
-                                   concurrency=concurrency, on_sources=on_sources)  # fmt: skip
-        finally:
-            await llm.aclose()
-
+    st = store(db)
     try:
-        with progress:
-            result = asyncio.run(go())
-            progress.update(task, completed=progress.tasks[0].total, note="done")
+        with bar:
+            result = call(build_lmb, st, on_sources=on_sources, on_stage=on_stage, **options)
+            bar.update(task, completed=bar.tasks[0].total, note="done")
     finally:
-        stop_private_servers()
+        st.close()
     out.print(funnel_table(result))
     out.print(cost_table(result))
     if result.rejections:
@@ -118,7 +81,7 @@ def lmb_build(
     paper: Annotated[list[str] | None, typer.Option("--paper", help="Build from these stored papers instead of the month's.")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where the splits go (default lmb/<YYYYMM>/).")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Theorems processed at once.")] = 4,
-    db: Annotated[Path | None, typer.Option("--db", help="Store file (default $THEOREMBENCH_DB).")] = None,
+    db: DbOption = None,
 ) -> None:
     """Generate the month's full, ge5 and hard splits (resumable: a rerun pays for no call twice)."""
     run_lmb_build(month=month, db=db, config=config, generator=generator, judges=judge, calibrator=calibrator,

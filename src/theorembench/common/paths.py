@@ -13,7 +13,8 @@ from pathlib import Path
 
 
 def home() -> Path:
-    return Path(os.environ.get("THEOREMBENCH_HOME", ".theorembench")).expanduser()
+    """The home folder, as an absolute path: paths saved in the store must not depend on the working directory."""
+    return Path(os.environ.get("THEOREMBENCH_HOME", ".theorembench")).expanduser().absolute()
 
 
 def default_db() -> Path:

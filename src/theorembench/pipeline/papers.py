@@ -1,4 +1,4 @@
-"""The paper store: papers from arXiv or local files, their sources and main theorems.
+"""The paper pipeline: papers from arXiv or local files -> unpacked sources -> main theorems.
 
 Stages, each resumable over the store:
 
@@ -13,17 +13,21 @@ A broken paper is recorded with its reason and the run goes on.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-import json
+import os
 import re
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from theorembench.paths import home
-from theorembench.store import Store, loads
+from theorembench.common.outputs import write_json
+from theorembench.common.paths import home
+from theorembench.latex.extract import ExtractionError, ExtractSettings, PaperText, extract_by_rules, load_paper
+from theorembench.llm import LLM, LLMError, StructuredOutputError, record_calls
+from theorembench.llm.local import stop_private_servers
+from theorembench.pipeline.theorem_fallback import find_by_llm
+from theorembench.store.papers import PaperRepo
 
 
 def papers_dir() -> Path:
@@ -36,105 +40,6 @@ def _folder_name(paper_id: str) -> str:
 
 def paper_folder(paper_id: str) -> Path:
     return papers_dir() / _folder_name(paper_id) / "src"
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-@dataclass
-class PaperRow:
-    id: str
-    source: str
-    status: str
-    title: str | None
-    folder: str | None
-    reason: str | None
-
-
-class PaperRepo:
-    """Typed access to the ``papers`` and ``theorems`` tables."""
-
-    def __init__(self, store: Store):
-        self.store = store
-
-    def upsert(self, paper_id: str, **fields: Any) -> None:
-        now = time.time()
-        for key in ("authors", "categories", "meta", "problems"):
-            if key in fields and not isinstance(fields[key], str):
-                fields[key] = _dumps(fields[key])
-        existing = self.get(paper_id)
-        if existing is None:
-            fields.setdefault("status", "new")
-            cols = ["id", *fields, "created_at", "updated_at"]
-            self.store.execute(
-                f"INSERT INTO papers ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                [paper_id, *fields.values(), now, now],
-            )
-        elif fields:
-            sets = ", ".join(f"{k} = ?" for k in fields)
-            self.store.execute(f"UPDATE papers SET {sets}, updated_at = ? WHERE id = ?", [*fields.values(), now, paper_id])
-
-    def get(self, paper_id: str) -> dict[str, Any] | None:
-        rows = self.store.query("SELECT * FROM papers WHERE id = ?", (paper_id,))
-        return _paper_dict(rows[0]) if rows else None
-
-    def find(self, ref: str) -> dict[str, Any] | None:
-        """By id, or by arXiv id without version (latest version)."""
-        found = self.get(ref)
-        if found:
-            return found
-        rows = self.store.query("SELECT * FROM papers WHERE arxiv_id = ? ORDER BY version DESC LIMIT 1", (ref,))
-        return _paper_dict(rows[0]) if rows else None
-
-    def list(self, *, month: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
-        where, params = [], []
-        if month:
-            where.append("month = ?")
-            params.append(month)
-        if status:
-            where.append("status = ?")
-            params.append(status)
-        sql = "SELECT * FROM papers" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY created_at, id"
-        return [_paper_dict(r) for r in self.store.query(sql, params)]
-
-    def add_problem(self, paper_id: str, problem: str) -> None:
-        paper = self.get(paper_id)
-        if paper is None:
-            return
-        problems = paper["problems"] + [problem]
-        self.upsert(paper_id, problems=problems)
-
-    def put_theorem(self, paper_id: str, settings_key: str, *, path: str, record: dict | None,
-                    reason: str, call_ids: list[int]) -> None:  # fmt: skip
-        theorem = (record or {}).get("theorem") or {}
-        self.store.execute(
-            "INSERT OR REPLACE INTO theorems (paper_id, settings_key, path, env_name, label, reason, record,"
-            " call_ids, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (paper_id, settings_key, path, theorem.get("env_name"), theorem.get("label"), reason,
-             _dumps(record) if record is not None else None, _dumps(call_ids), time.time()),
-        )  # fmt: skip
-
-    def theorem(self, paper_id: str, settings_key: str | None = None) -> dict[str, Any] | None:
-        if settings_key:
-            rows = self.store.query("SELECT * FROM theorems WHERE paper_id = ? AND settings_key = ?",
-                                    (paper_id, settings_key))  # fmt: skip
-        else:
-            rows = self.store.query("SELECT * FROM theorems WHERE paper_id = ? ORDER BY created_at DESC LIMIT 1",
-                                    (paper_id,))  # fmt: skip
-        if not rows:
-            return None
-        row = rows[0]
-        return {"paper_id": row["paper_id"], "settings_key": row["settings_key"], "path": row["path"],
-                "reason": row["reason"], "record": loads(row["record"]), "call_ids": loads(row["call_ids"]),
-                "created_at": row["created_at"]}  # fmt: skip
-
-
-def _paper_dict(row: Any) -> dict[str, Any]:
-    out = dict(row)
-    for key in ("authors", "categories", "meta", "problems"):
-        out[key] = loads(out.get(key)) or ([] if key != "meta" else {})
-    return out
 
 
 # ---------------------------------------------------------------- unpacking
@@ -191,6 +96,22 @@ def add_local(repo: PaperRepo, path: Path) -> str:
 # ---------------------------------------------------------------- extraction
 
 
+async def _extract_one(paper: PaperText, settings: ExtractSettings, *, llm: Any,
+                       model: Any) -> tuple[dict[str, Any] | None, list[int], str]:  # fmt: skip
+    """Stage ``extract``: the rules, then (when they find nothing and it is enabled) the LLM fallback stage."""
+    record, reason = extract_by_rules(paper, settings)
+    if record is not None:
+        return record, [], reason
+    if not settings.llm_fallback or llm is None or model is None:
+        return None, [], f"{reason}; LLM fallback disabled"
+    with record_calls() as calls:
+        try:
+            record, why = await find_by_llm(paper, settings, reason, llm=llm, model=model)
+        except (LLMError, StructuredOutputError) as exc:
+            return None, list(calls), f"{reason}; LLM fallback failed: {exc}"
+    return record, list(calls), why
+
+
 async def extract_theorems(
     repo: PaperRepo,
     paper_ids: list[str],
@@ -202,7 +123,6 @@ async def extract_theorems(
     on_paper: Callable[[str, dict[str, Any] | None], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Main theorem of each paper, skipping those already done with these settings."""
-    from theorembench.latex.extract import ExtractionError, extract_main_theorem, load_paper
 
     key = settings.key()
     out: dict[str, dict[str, Any]] = {}
@@ -224,9 +144,9 @@ async def extract_theorems(
             else:
                 # the flattened text with its source map, so any offset can be traced to file and line
                 flat_path = Path(paper["folder"]).parent / "flat.json"
-                flat_path.write_text(json.dumps(text.flat.to_dict(), ensure_ascii=False))
+                write_json(flat_path, text.flat.to_dict(), indent=None)
                 try:
-                    record, call_ids, reason = await extract_main_theorem(text, settings, llm=llm, model=model)
+                    record, call_ids, reason = await _extract_one(text, settings, llm=llm, model=model)
                 except Exception as exc:  # noqa: BLE001
                     record, call_ids = None, []
                     reason = f"unexpected error during extraction: {type(exc).__name__}: {exc}"
@@ -308,3 +228,37 @@ def fetch_month(
         if progress is not None:
             progress.update(dl_task, advance=1, item=paper_id)
     return ids
+
+
+# ---------------------------------------------------------------- the service the commands call
+
+DEFAULT_EXTRACTOR = "local/smollm2"
+
+
+def extraction_settings(*, llm_fallback: bool = True, context_chars: int = 4000,
+                        full_context_chars: int = 12000) -> ExtractSettings:  # fmt: skip
+    return ExtractSettings(llm_fallback=llm_fallback, context_chars=context_chars,
+                           full_context_chars=full_context_chars)  # fmt: skip
+
+
+def extract_papers(repo: PaperRepo, paper_ids: list[str], settings: ExtractSettings, *,
+                   model: str | None = None, force: bool = False,
+                   on_paper: Callable[[str, dict[str, Any] | None], None] | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Main theorems of stored papers; the LLM (``model``, else $THEOREMBENCH_EXTRACTOR_MODEL, else the
+    embedded model) is started only when the settings allow the fallback. Raises ``UserError`` for a bad model."""
+    llm = spec = None
+    if settings.llm_fallback:
+        llm = LLM(repo.store)
+        spec = llm.resolve(model or os.environ.get("THEOREMBENCH_EXTRACTOR_MODEL") or DEFAULT_EXTRACTOR)
+
+    async def go() -> dict[str, dict[str, Any]]:
+        try:
+            return await extract_theorems(repo, paper_ids, settings, llm=llm, model=spec, force=force, on_paper=on_paper)
+        finally:
+            if llm is not None:
+                await llm.aclose()
+
+    try:
+        return asyncio.run(go())
+    finally:
+        stop_private_servers()

@@ -1,0 +1,3 @@
+from theorembench.cli.app import main
+
+main()

@@ -1,0 +1,82 @@
+"""What every command shares: the consoles, the ``--db`` option, progress bars and the error exit."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from theorembench.common.errors import UserError
+from theorembench.store import Store, StoreError, open_store
+
+out = Console()
+err = Console(stderr=True)
+
+T = TypeVar("T")
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="The store: a SQLite file (default $THEOREMBENCH_DB or .theorembench/theorembench.db) "
+                              "or a postgresql:// URL."),
+]  # fmt: skip
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print one error line; the caller raises what this returns."""
+    err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def store(db: str | Path | None) -> Store:
+    """Open the store named by ``--db`` (or the default), or exit with one line."""
+    try:
+        return open_store(db)
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn a service's ``UserError`` (bad input, settings or model) into one error line and its exit code."""
+    try:
+        yield
+    except UserError as exc:
+        raise fail(str(exc), exc.exit_code) from None
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+
+
+def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` with its user errors reported as one line."""
+    with user_errors():
+        return fn(*args, **kwargs)
+
+
+def progress(label: str | None, *texts: str, remaining: bool = False) -> Progress:
+    """A progress bar on stderr (shown on a terminal, or always with THEOREMBENCH_PROGRESS=1).
+
+    ``label`` names the bar (None: each task's description); ``texts`` are extra columns
+    in rich's format, e.g. ``"acc {task.fields[acc]}"``.
+    """
+    columns: list[ProgressColumn] = [TextColumn(f"[bold]{label}" if label else "[bold]{task.description}"), BarColumn(),
+                                     MofNCompleteColumn()]  # fmt: skip
+    columns += [TextColumn(text) for text in texts]
+    columns.append(TimeElapsedColumn())
+    if remaining:
+        columns.append(TimeRemainingColumn())
+    return Progress(*columns, console=err, transient=False,
+                    disable=not err.is_terminal and os.environ.get("THEOREMBENCH_PROGRESS") != "1")  # fmt: skip

@@ -1,0 +1,75 @@
+"""``theorembench demo``: the main job, offline on the embedded model."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from theorembench.cli.common import DbOption, out, store
+from theorembench.cli.eval import run_mcq_command
+from theorembench.cli.lmb import run_lmb_build
+from theorembench.cli.papers import extract_with_progress, summary_line
+
+DEMO_MONTH = "2026-11"
+# The embedded model writes poor questions: the demo lowers the thresholds that would
+# reject them all, so that every stage runs. Real builds use the defaults.
+DEMO_OVERRIDES = {
+    "generation.max_tokens": 700, "generation.variants": 2, "generation.red_flag_checks": False, "filters.rubric_min": 0, "filters.stem_only": False,
+    "surface.min_length_ratio": 0.0, "surface.max_length_ratio": 100.0, "surface.max_latex_density_gap": 1.0,
+    "surface.revisions": 0, "latex.repairs": 1, "context.full_context_chars": 2000,
+}  # fmt: skip
+
+
+def demo(
+    model: Annotated[str, typer.Option("--model", "-m", help="Model for every stage and for the evaluation.")] = "local/smollm2",
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the splits, results, log and report go.")] = Path("demo-output"),
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Max completion tokens per evaluation answer.")] = 384,
+    db: DbOption = None,
+) -> None:
+    """The main job, offline on the embedded model: sample papers -> theorems -> questions -> evaluation -> report."""
+    from theorembench.pipeline.papers import add_local, extraction_settings
+    from theorembench.report.tables import write_report
+    from theorembench.store.papers import PaperRepo
+
+    out.print(f"[bold]theorembench demo[/] with {model}: the whole LiveMathematicianBench chain, offline.")
+    out.print("The embedded model is tiny and gets mathematics wrong: this shows the machinery, not a score.\n")
+
+    # 1. papers -> main theorems (the rule path finds them; no model needed)
+    st = store(db)
+    repo = PaperRepo(st)
+    papers_root = resources.files("theorembench.data").joinpath("papers")
+    ids = []
+    with resources.as_file(papers_root) as root:
+        folders = sorted(p for p in Path(root).iterdir() if p.is_dir())
+        out.print(f"[bold]1. papers[/]: {len(folders)} sample papers shipped with theorembench")
+        for folder in folders:
+            ids.append(add_local(repo, folder))
+    done = extract_with_progress(repo, ids, extraction_settings(llm_fallback=False), None)
+    for paper_id in ids:
+        paper = repo.get(paper_id)
+        assert paper is not None
+        out.print("   " + summary_line(paper, done.get(paper_id)), markup=False, highlight=False)
+    st.close()
+
+    # 2. theorems -> questions (all stages, lowered thresholds)
+    out.print(f"\n[bold]2. questions[/]: sketch, taxonomy, stem, distractors, LaTeX check, rubric, calibration ({model})")
+    result = run_lmb_build(month=DEMO_MONTH, db=db, generator=model, judges=[model], calibrator=model, papers=ids,
+                           out_dir=out_dir / "lmb", overrides=DEMO_OVERRIDES, concurrency=1)  # fmt: skip
+
+    # 3. evaluation on what was built (the hard split, or the full one when calibration kept nothing)
+    split = result.files["hard"] if result.funnel["hard"] else result.files["full"]
+    if not result.funnel["generated"]:
+        out.print("the embedded model produced no usable item; evaluating the shipped sample items instead")
+        split_res = resources.files("theorembench.data").joinpath("demo_mcq.json")
+        with resources.as_file(split_res) as path:
+            split = Path(path)
+    out.print(f"\n[bold]3. evaluation[/]: {model} on {split}")
+    run = run_mcq_command(
+        split, model=model, db=db, out_path=out_dir / "results.json", max_tokens=max_tokens,
+        temperature=0.0, max_connections=1, log_dir=out_dir / "logs", resume=True,
+    )  # fmt: skip
+    report = write_report(run.output, out_dir, json_path=str(run.out_path), log_path=str(run.log_path))
+    out.print(f"report: {report} (with SVG charts beside it)")

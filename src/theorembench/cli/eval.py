@@ -1,0 +1,87 @@
+"""``theorembench eval``: evaluate a model on a benchmark file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from theorembench.cli.common import DbOption, err, out, progress, user_errors
+
+eval_app = typer.Typer(help="Evaluate a model on a benchmark file.", no_args_is_help=True)
+
+
+def run_mcq_command(file: Path, *, db: str | Path | None, quiet: bool = False, **options: Any) -> Any:
+    """``evaluate_mcq`` with a progress bar, the summary table and the paths of what it wrote."""
+    from theorembench.evaluate.mcq.service import evaluate_mcq
+    from theorembench.report.tables import print_summary
+
+    bar = progress(None, "acc {task.fields[acc]}", "err {task.fields[errors]}", remaining=True)
+    task_id = None
+    tally = {"done": 0, "correct": 0, "errors": 0}
+
+    def on_start(spec: Any, total: int, already: int) -> None:
+        nonlocal task_id
+        task_id = bar.add_task(f"{spec.name}{' +sketch' if options.get('sketch') else ''}", total=total, acc="-",
+                               errors=0)  # fmt: skip
+        if already and not quiet:
+            err.print(f"resuming: {already} of {total} items already answered")
+
+    def on_item(record: dict[str, Any]) -> None:
+        tally["done"] += 1
+        tally["correct"] += int(bool(record["is_correct"]))
+        tally["errors"] += int(record.get("status") == "error")
+        bar.update(task_id, advance=1, acc=f"{100 * tally['correct'] / tally['done']:.0f}%", errors=tally["errors"])
+
+    try:
+        with user_errors(), bar:
+            run = evaluate_mcq(file, db=db, on_start=on_start, on_item=on_item, **options)
+    except KeyboardInterrupt:
+        err.print("interrupted; rerun the same command with --resume to continue")
+        raise typer.Exit(130) from None
+    if not quiet:
+        print_summary(run.output, out)
+        out.print(f"results: {run.out_path}")
+        if run.log_path:
+            out.print(f"inspect log: {run.log_path}  (inspect view --log-dir {run.log_path.parent})")
+    return run
+
+
+@eval_app.command("mcq")
+def eval_mcq(
+    file: Annotated[Path, typer.Argument(help="Items in the released LiveMathematicianBench format (JSON list or JSONL).")],
+    model: Annotated[str, typer.Option("--model", "-m", help="provider/model as Inspect AI names it, e.g. openai/gpt-5, anthropic/claude-sonnet-4-5, openai-api/<service>/<model>, local/smollm2.")],
+    sketch: Annotated[bool, typer.Option("--sketch", help="Mode 2: give the proof sketch as a hint.")] = False,
+    n: Annotated[int, typer.Option("--n", help="Samples per item (the first decides accuracy; all are stored).")] = 1,
+    max_connections: Annotated[int | None, typer.Option("--max-connections", help="Concurrent requests to the model (default 4; 1 for local models).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Evaluate only the first N items.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Global seed of the option shuffle (item i uses seed + i).")] = 42,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the last run with the same settings: keep answered items, redo failed ones.")] = False,
+    out_path: Annotated[Path | None, typer.Option("--out", "-o", help="Results JSON. Default: results/<month>/accuracy_test_<model>_<month>_<effort>[_sketch].json")] = None,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Max completion tokens.")] = 16384,
+    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
+    top_p: Annotated[float | None, typer.Option("--top-p")] = None,
+    reasoning_effort: Annotated[str | None, typer.Option("--reasoning-effort", help="minimal/low/medium/high/xhigh, where the model supports it.")] = None,
+    thinking_budget: Annotated[int | None, typer.Option("--thinking-budget", help="Reasoning token budget (Anthropic, Gemini).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per attempt.")] = None,
+    max_retries: Annotated[int, typer.Option("--max-retries", help="Retries per call after a transient failure (429, 5xx, timeout).")] = 3,
+    prompt_style: Annotated[str, typer.Option("--prompt-style", help="'released' reproduces the released scripts exactly (quirks included); 'clean' fixes their prompt quirks.")] = "released",
+    base_url: Annotated[str | None, typer.Option("--base-url", help="Override the model's endpoint.")] = None,
+    api_key: Annotated[str | None, typer.Option("--api-key", help="Override the model's API key.")] = None,
+    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where the Inspect log goes (default ./logs or $INSPECT_LOG_DIR).")] = None,
+    no_log: Annotated[bool, typer.Option("--no-log", help="Do not write an Inspect log.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the model even when this exact call is cached.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Evaluate a model on multiple-choice items, following the released LiveMathematicianBench protocol."""
+    run_mcq_command(
+        file, model=model, db=db, sketch=sketch, n=n, max_connections=max_connections, limit=limit,
+        seed=seed, resume=resume, out_path=out_path, max_tokens=max_tokens, temperature=temperature,
+        top_p=top_p, reasoning_effort=reasoning_effort, thinking_budget=thinking_budget,
+        timeout=timeout, max_retries=max_retries, prompt_style=prompt_style, base_url=base_url,
+        api_key=api_key, log_dir=log_dir, write_log=not no_log, use_cache=not no_cache,
+    )  # fmt: skip
+
+
+__all__ = ["eval_app", "run_mcq_command"]

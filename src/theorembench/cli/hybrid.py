@@ -1,0 +1,139 @@
+"""``theorembench hybrid``: Proof2Hybrid seeds, build and evaluation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from theorembench.cli.common import DbOption, call, out, progress, store
+from theorembench.common.outputs import write_jsonl
+
+hybrid_app = typer.Typer(help="Proof2Hybrid: m-out-of-n multiple-judge questions from definitions and proofs.",
+                         no_args_is_help=True)  # fmt: skip
+
+
+@hybrid_app.command("config")
+def hybrid_config() -> None:
+    """Print the default settings (the paper's Table 2 values)."""
+    from theorembench.methods.hybrid.config import DEFAULT_TOML
+
+    print(DEFAULT_TOML, end="")
+
+
+@hybrid_app.command("seeds")
+def hybrid_seeds(
+    stacks: Annotated[Path | None, typer.Option("--stacks", help="A Stacks Project folder (chapters, preamble.tex, tags/tags).")] = None,
+    chapter: Annotated[list[str] | None, typer.Option("--chapter", help="Only these chapters (file names without .tex).")] = None,
+    paper: Annotated[list[str] | None, typer.Option("--paper", help="Stored papers to take seeds from.")] = None,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write the seeds as JSONL.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Seed items: one per definition and per statement followed by its proof."""
+    from theorembench.methods.hybrid.service import collect_seeds
+
+    st = store(db) if paper else None
+    try:
+        seeds, problems = call(collect_seeds, st, stacks=stacks, chapters=chapter, papers=paper)
+    finally:
+        if st is not None:
+            st.close()
+    table = Table("source", "chapter", "definitions", "statement+proof", title="seeds", title_justify="left")
+    counts: dict[tuple[str, str], list[int]] = {}
+    for s in seeds:
+        row = counts.setdefault((s.source, s.chapter or ""), [0, 0])
+        row[0 if s.kind == "definition" else 1] += 1
+    for (source, chap), (d, sp) in sorted(counts.items()):
+        table.add_row(source, chap, str(d), str(sp))
+    out.print(table)
+    out.print(f"{len(seeds)} seeds; {len(problems)} problems recorded")
+    if out_file:
+        write_jsonl(out_file, (s.to_dict() for s in seeds))
+        out.print(f"seeds: {out_file}")
+
+
+@hybrid_app.command("build")
+def hybrid_build(
+    stacks: Annotated[Path | None, typer.Option("--stacks", help="A Stacks Project folder.")] = None,
+    chapter: Annotated[list[str] | None, typer.Option("--chapter", help="Only these chapters.")] = None,
+    paper: Annotated[list[str] | None, typer.Option("--paper", help="Stored papers to take seeds from.")] = None,
+    generator: Annotated[list[str] | None, typer.Option("--generator", help="Distractor models (m2 of them).")] = None,
+    judge: Annotated[list[str] | None, typer.Option("--judge", help="Judge models (m1 = m3 of them).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="TOML settings (see `theorembench hybrid config`).")] = None,
+    max_seeds: Annotated[int | None, typer.Option("--max-seeds", help="Use at most this many seeds.")] = None,
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the benchmark goes.")] = Path("hybrid"),
+    concurrency: Annotated[int, typer.Option("--concurrency")] = 4,
+    db: DbOption = None,
+) -> None:
+    """Filter seeds, write and filter distractors, and aggregate m-out-of-n questions (resumable)."""
+    run_hybrid_build(stacks=stacks, chapters=chapter, papers=paper, generators=generator, judges=judge,
+                     config=config, max_seeds=max_seeds, out_dir=out_dir, concurrency=concurrency, db=db)  # fmt: skip
+
+
+def run_hybrid_build(*, db: str | Path | None, out_dir: Path = Path("hybrid"), **options: Any) -> dict[str, Any]:
+    """``build_hybrid`` with a progress bar, then the funnel and the cost per question."""
+    from theorembench.methods.hybrid.service import build_hybrid
+
+    bar = progress("hybrid build", "{task.fields[note]}")
+    task = bar.add_task("hybrid", total=0, note="")
+
+    def on_seeds(n: int) -> None:
+        bar.update(task, total=n)
+
+    def on_step(key: str, stage: str, status: str) -> None:
+        if stage == "seed_filter":
+            bar.update(task, advance=1, note=f"{key} {status}")
+
+    st = store(db)
+    try:
+        with bar:
+            summary = call(build_hybrid, st, out_dir=out_dir, on_seeds=on_seeds, on_step=on_step, **options)
+    finally:
+        st.close()
+    f = summary["funnel"]
+    table = Table(*("seeds", "kept seeds", "distractors", "kept distractors", "questions"),
+                  title="Proof2Hybrid funnel", title_justify="left")  # fmt: skip
+    table.add_row(*(str(f[k]) for k in ("seeds", "kept_seeds", "distractors", "kept_distractors", "questions")))
+    out.print(table)
+    pq = summary["per_question"]
+    if f["questions"]:
+        out.print(f"per question: {pq['calls']:.1f} calls, {pq['prompt_tokens']:.0f} prompt + "
+                  f"{pq['completion_tokens']:.0f} completion tokens"
+                  + (f", ${pq['cost_usd']:.4f}" if pq.get("cost_usd") is not None else ""))  # fmt: skip
+    out.print(f"benchmark: {out_dir / 'questions.json'} (+ .jsonl, audit.jsonl, ppl_questions.json, summary.json)")
+    return summary
+
+
+@hybrid_app.command("eval")
+def hybrid_eval(
+    folder: Annotated[Path, typer.Argument(help="A folder written by `hybrid build`.")],
+    model: Annotated[str, typer.Option("--model", "-m", help="Model to evaluate.")],
+    mode: Annotated[str, typer.Option("--mode", help="generation, perplexity or both.")] = "both",
+    max_tokens: Annotated[int, typer.Option("--max-tokens")] = 4096,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N questions.")] = None,
+    max_connections: Annotated[int | None, typer.Option("--max-connections")] = None,
+    out_path: Annotated[Path | None, typer.Option("--out", help="Results JSON (default <folder>/results_<model>.json).")] = None,
+    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Inspect log folder (default ./logs).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Score a model generation-based (loose and tight) and/or perplexity-based, with random baselines."""
+    from theorembench.methods.hybrid.service import evaluate_hybrid
+
+    st = store(db)
+    try:
+        results, path = call(evaluate_hybrid, st, folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
+                             max_connections=max_connections, out_path=out_path, log_dir=log_dir)  # fmt: skip
+    finally:
+        st.close()
+    table = Table("metric", "score", "random guess", title=f"Proof2Hybrid: {model}", title_justify="left")
+    if "generation" in results:
+        s = results["generation"]["summary"]
+        table.add_row("loose (m-out-of-n)", f"{s['loose']:.1f}", f"{s['random_baseline']['loose']:.1f}")
+        table.add_row("tight (m-out-of-n)", f"{s['tight']:.1f}", f"{s['random_baseline']['tight']:.1f}")
+    if "perplexity" in results:
+        p = results["perplexity"]["summary"]
+        table.add_row("perplexity (weighted, max 100)", f"{p['score']:.1f}", f"{p['random_baseline']:.1f}")
+    out.print(table)
+    out.print(f"results: {path}")

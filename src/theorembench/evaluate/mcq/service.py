@@ -1,0 +1,102 @@
+"""``evaluate_mcq``: evaluate a model on a multiple-choice file, as a Python user or the CLI calls it.
+
+Everything that can be checked (options, the file, the price table, the model and its
+credentials) is checked before any work starts, and raises a
+:class:`~theorembench.common.errors.UserError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from theorembench.common.errors import UserError
+from theorembench.evaluate.mcq.items import load_dataset
+from theorembench.evaluate.mcq.protocol import PROMPT_STYLES
+from theorembench.evaluate.mcq.runner import MCQConfig, MCQRun, run_mcq_async
+from theorembench.llm import LLM, GenerateSettings, ModelSpec, resolve_model
+from theorembench.llm.backends import choose_backend
+from theorembench.llm.local import stop_private_servers
+from theorembench.llm.pricing import PriceTable
+from theorembench.store import Store
+from theorembench.store.use import use_store
+
+
+def evaluate_mcq(
+    file: str | Path,
+    *,
+    model: str,
+    db: Store | str | Path | None = None,
+    sketch: bool = False,
+    n: int = 1,
+    max_connections: int | None = None,
+    limit: int | None = None,
+    seed: int = 42,
+    resume: bool = False,
+    out_path: Path | None = None,
+    max_tokens: int = 16384,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    reasoning_effort: str | None = None,
+    thinking_budget: int | None = None,
+    timeout: float | None = None,
+    max_retries: int = 3,
+    prompt_style: str = "released",
+    base_url: str | None = None,
+    api_key: str | None = None,
+    log_dir: Path | None = None,
+    write_log: bool = True,
+    use_cache: bool = True,
+    on_start: Callable[[ModelSpec, int, int], None] | None = None,
+    on_item: Callable[[dict[str, Any]], None] | None = None,
+) -> MCQRun:
+    """Run (or resume) one evaluation; returns the run with its results file and summary.
+
+    ``db`` is an open store, a SQLite path or PostgreSQL URL, or None for the default store;
+    it is opened only after the file, the options and the model have been checked.
+    ``on_start(spec, total, already_answered)`` is called once before the first request,
+    ``on_item(record)`` after each answered item.
+    """
+    if prompt_style not in PROMPT_STYLES:
+        raise UserError(f"--prompt-style must be one of {', '.join(PROMPT_STYLES)}")
+    if n < 1 or (max_connections is not None and max_connections < 1) or (limit is not None and limit < 1):
+        raise UserError("--n, --max-connections and --limit must be positive")
+    dataset = load_dataset(Path(file))
+    prices = PriceTable.load()
+    spec = resolve_model(model, base_url=base_url, api_key=api_key)
+    choose_backend(spec.provider, None)  # a provider no backend serves fails now, before the store is opened
+    if max_connections is None:
+        # the released scripts use 4; llama.cpp serves one request at a time fastest
+        max_connections = 1 if spec.is_local else 4
+    settings = GenerateSettings(
+        temperature=temperature, top_p=top_p, max_tokens=max_tokens, reasoning_effort=reasoning_effort,
+        thinking_budget=thinking_budget, timeout=timeout, max_retries=max_retries,
+        max_connections=max_connections,
+    )  # fmt: skip
+    cfg = MCQConfig(
+        model=spec.name, sketch=sketch, n=n, seed=seed, limit=limit, resume=resume,
+        prompt_style=prompt_style, settings=settings, out=out_path, log_dir=log_dir, write_log=write_log,
+        spec=spec,
+    )  # fmt: skip
+
+    def started(total: int, already: int) -> None:
+        if on_start is not None:
+            on_start(spec, total, already)
+
+    async def go(store: Store) -> MCQRun:
+        llm = LLM(store, prices=prices, use_cache=use_cache)
+        try:
+            return await run_mcq_async(store, llm, dataset, cfg, on_start=started, on_item=on_item)
+        finally:
+            await llm.aclose()
+
+    with use_store(db) as store:
+        try:
+            return asyncio.run(go(store))
+        finally:
+            stop_private_servers()
+
+
+__all__ = ["evaluate_mcq"]

@@ -1,0 +1,159 @@
+"""The store's tables as SQLAlchemy Core ``Table`` objects, the one definition every query uses.
+
+The same definitions serve SQLite and PostgreSQL. JSON values are kept as TEXT (written by
+:func:`theorembench.store.base.dumps`), times are seconds since the epoch as doubles, and
+``model_calls.id`` is an autoincrementing key (``INTEGER PRIMARY KEY AUTOINCREMENT`` on
+SQLite, an identity column on PostgreSQL). Schema changes go through an Alembic revision in
+``store/alembic/versions`` as well as here; ``tests/test_store_migrations.py`` checks that the
+two agree.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+_text = sa.Text
+_time = sa.Double
+
+
+def _json(name: str, default: str | None = None, nullable: bool = True) -> sa.Column:
+    server_default = None if default is None else sa.text(f"'{default}'")
+    return sa.Column(name, _text, nullable=nullable and default is None, server_default=server_default)
+
+
+def _count(name: str, default: int = 0) -> sa.Column:
+    return sa.Column(name, sa.Integer, nullable=False, server_default=sa.text(str(default)))
+
+
+runs = sa.Table(
+    "runs", metadata,
+    sa.Column("id", _text, primary_key=True),
+    sa.Column("kind", _text, nullable=False),
+    sa.Column("signature", _text, nullable=False),
+    sa.Column("name", _text),
+    sa.Column("model", _text),
+    sa.Column("dataset_id", _text),
+    sa.Column("status", _text, nullable=False, server_default=sa.text("'running'")),
+    _json("config", "{}"),
+    _json("summary"),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("updated_at", _time, nullable=False),
+    sa.Index("runs_signature", "kind", "signature", "created_at"),
+)  # fmt: skip
+
+datasets = sa.Table(
+    "datasets", metadata,
+    sa.Column("id", _text, primary_key=True),
+    sa.Column("path", _text),
+    sa.Column("name", _text),
+    sa.Column("n_items", sa.Integer, nullable=False),
+    sa.Column("created_at", _time, nullable=False),
+)  # fmt: skip
+
+items = sa.Table(
+    "items", metadata,
+    sa.Column("dataset_id", _text, sa.ForeignKey("datasets.id"), primary_key=True),
+    sa.Column("idx", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("item_id", _text, nullable=False),
+    sa.Column("payload", _text, nullable=False),
+    sa.Index("items_item_id", "item_id"),
+)  # fmt: skip
+
+model_calls = sa.Table(
+    "model_calls", metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), sa.Identity(), primary_key=True),
+    sa.Column("cache_key", _text, nullable=False),
+    sa.Column("run_id", _text),
+    sa.Column("purpose", _text),
+    sa.Column("model", _text, nullable=False),
+    sa.Column("provider", _text, nullable=False),
+    sa.Column("request", _text, nullable=False),
+    sa.Column("response_text", _text),
+    sa.Column("response", _text),
+    sa.Column("status", _text, nullable=False),
+    sa.Column("error", _text),
+    _count("attempts", 1),
+    _count("prompt_tokens"),
+    _count("completion_tokens"),
+    _count("reasoning_tokens"),
+    _count("total_tokens"),
+    sa.Column("latency_s", _time, nullable=False, server_default=sa.text("0")),
+    sa.Column("cost_usd", _time),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Index("model_calls_cache", "cache_key", "status"),
+    sa.Index("model_calls_run", "run_id"),
+    sqlite_autoincrement=True,
+)  # fmt: skip
+
+results = sa.Table(
+    "results", metadata,
+    sa.Column("run_id", _text, sa.ForeignKey("runs.id"), primary_key=True),
+    sa.Column("idx", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("sample", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("item_id", _text, nullable=False),
+    sa.Column("call_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), sa.ForeignKey("model_calls.id")),
+    sa.Column("status", _text, nullable=False),
+    sa.Column("answer", _text),
+    sa.Column("correct_label", _text),
+    sa.Column("is_correct", sa.Integer),
+    sa.Column("error", _text),
+    sa.Column("record", _text, nullable=False),
+    sa.Column("created_at", _time, nullable=False),
+)  # fmt: skip
+
+papers = sa.Table(
+    "papers", metadata,
+    sa.Column("id", _text, primary_key=True),
+    sa.Column("source", _text, nullable=False),
+    sa.Column("arxiv_id", _text),
+    sa.Column("version", sa.Integer),
+    sa.Column("month", _text),
+    sa.Column("title", _text),
+    _json("authors", "[]"),
+    sa.Column("abstract", _text),
+    sa.Column("primary_category", _text),
+    _json("categories", "[]"),
+    sa.Column("published", _text),
+    sa.Column("updated", _text),
+    sa.Column("license", _text),
+    _json("meta", "{}"),
+    sa.Column("eprint_path", _text),
+    sa.Column("eprint_kind", _text),
+    sa.Column("eprint_sha256", _text),
+    sa.Column("folder", _text),
+    sa.Column("status", _text, nullable=False),
+    sa.Column("reason", _text),
+    _json("problems", "[]"),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("updated_at", _time, nullable=False),
+    sa.Index("papers_month", "month", "primary_category"),
+)  # fmt: skip
+
+theorems = sa.Table(
+    "theorems", metadata,
+    sa.Column("paper_id", _text, sa.ForeignKey("papers.id"), primary_key=True),
+    sa.Column("settings_key", _text, primary_key=True),
+    sa.Column("path", _text, nullable=False),
+    sa.Column("env_name", _text),
+    sa.Column("label", _text),
+    sa.Column("reason", _text),
+    _json("record"),
+    _json("call_ids", "[]"),
+    sa.Column("created_at", _time, nullable=False),
+)  # fmt: skip
+
+steps = sa.Table(
+    "steps", metadata,
+    sa.Column("pipeline", _text, primary_key=True),
+    sa.Column("key", _text, primary_key=True),
+    sa.Column("stage", _text, primary_key=True),
+    sa.Column("status", _text, nullable=False),
+    _json("output"),
+    sa.Column("reason", _text),
+    _json("call_ids", "[]"),
+    sa.Column("updated_at", _time, nullable=False),
+)  # fmt: skip
+
+TABLES: dict[str, sa.Table] = dict(metadata.tables)

@@ -1,0 +1,107 @@
+"""Scripted, fault-injecting fake LLM HTTP server (test double).
+
+The server listens on 127.0.0.1 and speaks four wire protocols:
+
+* OpenAI chat completions  (``POST /v1/chat/completions``; ``stream: true`` gives SSE)
+* OpenAI Responses API      (``POST /v1/responses``; non-streaming only)
+* Anthropic Messages API    (``POST /v1/messages``; ``stream: true`` gives SSE)
+* OpenAI legacy completions (``POST /v1/completions``; non-streaming only), with
+  ``echo`` and ``logprobs`` giving scripted per-token log-probabilities of the prompt
+
+(each also without the ``/v1`` prefix), ``GET /v1/models``, and JSON control
+endpoints: ``GET /_stats``, ``GET /_requests``, ``POST /_script``,
+``POST /_reset``, ``POST /_release``.
+
+What it answers is driven by a *script* (a plain dict or a JSON file)::
+
+    {
+      "default": {"reply": "\\boxed{A}", "delay_ms": 0},        # any rule key except match/model
+      "rules": [
+        {"match": "regex, re.search(..., re.DOTALL) over the prompt text",
+         "model": "optional exact model name",
+         "reply": "text" | ["1st", "2nd", "..."],            # may contain {last_user}
+         "reasoning": "optional reasoning text" | [...],
+         "delay_ms": 200,
+         "faults": [{"kind": "429", "times": 2, "retry_after": 0.5}],
+         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "reasoning_tokens": 3},
+         "finish_reason": "stop"}
+      ],
+      "fault_rate": 0.0, "fault_kind": "500", "seed": 0,   # seeded random faults
+      "max_responses": null,
+      "echo": false,
+      "models": ["optional", "list for /v1/models"],
+      # legacy /v1/completions log-probabilities (see below)
+      "logprob_rules": [{"match": "regex over one token", "logprob": -0.1}],
+      "logprob_default": -2.0, "bos_token": null, "logprobs_mode": "echo"
+    }
+
+Semantics worth knowing:
+
+* The first rule whose ``match``/``model`` fit wins, else ``default``.
+* Reply/reasoning sequences are indexed by the rule's *answered* hits (hits that
+  got no injected fault; ``empty`` counts as a fault), so a retry after a fault
+  gets the element the faulted request would have got; the last element repeats.
+* ``faults`` entries: ``times: N`` entries are consumed in order over the
+  rule's hits (1-based); ``on_hits: [1, 3]`` entries name hits explicitly.
+  Optional per-fault keys: ``retry_after`` (seconds; sent as ``Retry-After`` and
+  ``retry-after-ms``), ``delay_ms``, ``message``, and for ``malformed`` ``body``
+  and ``content_type`` (default application/json).
+* Fault kinds: ``429 500 503 529 400 401`` (error JSON in the endpoint's
+  shape), ``timeout`` (never answered until the client hangs up or the server
+  stops), ``truncated`` (Content-Length larger than the half body sent, then
+  close), ``malformed`` (200, body not JSON), ``disconnect`` (close without a
+  response), ``empty`` (200, valid envelope, empty text).
+* ``max_responses``: once that many requests under the current script were
+  admitted for a normal answer, every further request is held.  ``release()``
+  answers the held ones and lifts holding until the script is replaced or the
+  server reset; ``stop()`` closes their connections instead.
+* ``delay_ms`` is an ``asyncio.sleep`` in the handler (applies to faults too).
+
+Legacy completions (``/v1/completions``): ``prompt`` (a string, or a list of
+strings giving one choice each) is what rules match; the reply is the rule's
+reply (cut to ``max_tokens``, 4 characters a token; ``max_tokens: 0`` gives no
+text), ``echo: true`` puts the prompt in front of it.  With ``logprobs: N`` set,
+``choices[].logprobs`` holds ``tokens``, ``token_logprobs``, ``text_offset`` and
+``top_logprobs`` over pseudo-tokens: the text cut by :func:`pseudo_tokens` into
+word pieces that keep their leading whitespace (``"Let X be"`` ->
+``["Let", " X", " be"]``; every punctuation or other symbol is a token of its
+own).  A token's log-probability is that of the first ``logprob_rules`` entry
+whose ``match`` finds (``re.search``) something in the token, else
+``logprob_default`` (-2.0).  As vLLM does with ``echo``, the first prompt token
+gets ``null`` and ``text_offset`` is the running sum of token lengths from 0;
+``bos_token`` (e.g. ``"<s>"``) puts that pseudo-token, not part of the text, in
+front of the prompt tokens (so offsets count it, as vLLM's do).
+``logprobs_mode``: ``echo`` (default, as above), ``generated`` (log-probs of the
+generated tokens only, whatever ``echo`` says) or ``none`` (``logprobs: null``
+always: a server without prompt log-probabilities).  ``top_logprobs`` entries
+are ``{token: logprob}`` of the token itself.
+
+See :class:`FakeLLMServer` for the in-process server and :func:`spawn` for
+running it in a child process (``python -m theorembench.testing.fakellm``).
+
+Modules: ``script`` (rules, replies, faults, latency), ``prompts`` (request
+inspection), ``recording`` (counters and request log), ``request_handling``
+(the LLM request pipeline and fault injection), one module per protocol
+(``openai_chat``, ``openai_responses``, ``openai_completions``,
+``anthropic_messages``), ``wire`` (shared HTTP helpers), ``server`` (the
+aiohttp server) and ``spawn`` (child-process mode).
+"""
+
+from __future__ import annotations
+
+from theorembench.testing.fakellm.prompts import last_user_text, prompt_key, prompt_text, pseudo_tokens
+from theorembench.testing.fakellm.script import FAULT_KINDS, load_script
+from theorembench.testing.fakellm.server import FakeLLMServer
+from theorembench.testing.fakellm.spawn import SpawnedFakeLLM, spawn
+
+__all__ = [
+    "FAULT_KINDS",
+    "FakeLLMServer",
+    "SpawnedFakeLLM",
+    "load_script",
+    "prompt_key",
+    "prompt_text",
+    "last_user_text",
+    "pseudo_tokens",
+    "spawn",
+]
