@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.theorembench-installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/setup.sh
+$(STAMP): pyproject.toml constraints.txt scripts/setup.sh
 	PYTHON=$(PYTHON) bash scripts/setup.sh
 	touch $(STAMP)
 

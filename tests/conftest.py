@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pg import db_url, pg_server, pg_url  # noqa: F401 - fixtures: a throwaway PostgreSQL server, both backends
 from theorembench.testing.fakellm import FakeLLMServer
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from theorembench.cli import app
@@ -98,7 +100,14 @@ def test_structured_output_is_schema_valid(shared_local, tmp_path):
 
 
 def test_lmb_chain_on_the_embedded_model(shared_local, tmp_path):
-    """One sample paper through every LMB stage on local/smollm2; the splits load in `eval mcq`."""
+    """One sample paper through every LMB stage on local/smollm2, then `eval mcq` on what it built.
+
+    The tiny model often writes placeholder distractors ("<false>"), and whether it does
+    depends on the CPU llama.cpp was built for; so this checks the machinery on the real
+    model (every stage ran, stored an outcome with the calls that made it, the splits were
+    written in the released layout), not that this model writes a usable item. Items built
+    from valid replies are checked against the fake server in test_lmb_build.py.
+    """
     from importlib import resources
 
     from theorembench.evaluate.mcq.items import load_dataset
@@ -120,16 +129,31 @@ def test_lmb_chain_on_the_embedded_model(shared_local, tmp_path):
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["funnel"]["theorems"] == 1
-    assert summary["funnel"]["generated"] >= 1, summary["rejections"]
-    full = load_dataset(tmp_path / "out" / "qaEval_202611_full.json")
-    for item in full.raw:
+    with Store(tmp_path / "home" / "theorembench.db") as store:
+        rows = store.fetch(sa.text("SELECT key, stage, status, call_ids FROM steps"))
+    steps = {(r["key"], r["stage"]): (r["status"], json.loads(r["call_ids"])) for r in rows}
+    for stage in ("sketch", "classify", "stem"):  # the shared stages: the model's replies are schema-valid
+        status, calls = steps[(paper_id, stage)]
+        assert status == "ok" and calls, (stage, status)
+    variants = [key for key, stage in steps if stage == "distractors"]
+    assert len(variants) == 2  # the default: the original distractor set and one regenerated set
+    for key in variants:
+        status, calls = steps[(key, "distractors")]
+        assert status in ("ok", "rejected", "failed") and calls
+    full = json.loads((tmp_path / "out" / "qaEval_202611_full.json").read_text())
+    assert len(full) == summary["funnel"]["generated"]
+    for item in full:
         assert [c["label"] for c in item["mcq"]["choices"]] == ["B", "C", "D", "E"]
-        assert item["sketch"] and item["theorem_type"]
+        assert item["sketch"] and item["theorem_type"] and item["call_ids"]
+    split = tmp_path / "out" / "qaEval_202611_full.json"
+    if not full:  # as the demo does, evaluate the shipped sample items instead
+        split = Path(str(resources.files("theorembench.data") / "demo_mcq.json"))
+    items = load_dataset(split).items
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(app, ["eval", "mcq", str(tmp_path / "out" / "qaEval_202611_full.json"), "--model",
-                                   "local/smollm2", "--max-tokens", "32", "--out", str(out)])  # fmt: skip
+    res = CliRunner().invoke(app, ["eval", "mcq", str(split), "--model", "local/smollm2", "--max-tokens", "32",
+                                   "--limit", "2", "--out", str(out)])  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert json.loads(out.read_text())["summary"]["all"]["total"] == len(full.items)
+    assert json.loads(out.read_text())["summary"]["all"]["total"] == min(2, len(items))
 
 
 def test_default_server_skips_prompt_logits_and_says_so(shared_local):

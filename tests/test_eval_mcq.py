@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
+import sqlalchemy as sa
 from typer.testing import CliRunner
 
+from conftest import PYTHON, cli_env
 from theorembench.cli import app
 from theorembench.evaluate.mcq.items import is_substitution_resistant, load_dataset
 from theorembench.evaluate.mcq.protocol import shuffle_options
@@ -15,6 +18,13 @@ from theorembench.store import Store
 
 runner = CliRunner()
 MODEL = "openai-api/fake/m1"
+
+
+@pytest.fixture
+def store_db(db_url, monkeypatch):
+    """The store the commands use by default, once on SQLite and once on PostgreSQL."""
+    monkeypatch.setenv("THEOREMBENCH_DB", db_url)
+    return db_url
 
 
 def invoke(*args: str):
@@ -61,7 +71,7 @@ def test_released_structure_and_accuracy(fake_env, lmb_hard, tmp_path):
     assert "Existence" in res.output and "accuracy by logical category" in res.output
 
 
-def test_failures_and_unparsed_are_recorded_per_item(fake_env, lmb_hard, tmp_path):
+def test_failures_and_unparsed_are_recorded_per_item(fake_env, lmb_hard, tmp_path, store_db):
     ds = load_dataset(lmb_hard)
     broken, mute = ds.items[1], ds.items[2]
     fake_env.set_script({
@@ -87,7 +97,7 @@ def test_failures_and_unparsed_are_recorded_per_item(fake_env, lmb_hard, tmp_pat
     assert data["summary"]["all"]["total"] == 5  # errors and unparsed count as wrong, not dropped
 
 
-def test_resume_redoes_only_failed_items(fake_env, lmb_hard, tmp_path):
+def test_resume_redoes_only_failed_items(fake_env, lmb_hard, tmp_path, store_db):
     ds = load_dataset(lmb_hard)
     target = ds.items[0]
     fake_env.set_script({"rules": [{"match": re.escape(target.mcq.question[:60]), "reply": "\\boxed{C}",
@@ -116,7 +126,7 @@ def test_resume_redoes_only_failed_items(fake_env, lmb_hard, tmp_path):
     assert fourth["summary"]["cache_hits"] == 4 and fourth["summary"]["calls_made"] == 0
 
 
-def test_samples_sketch_mode_and_sketch_gain(fake_env, lmb_hard, tmp_path):
+def test_samples_sketch_mode_and_sketch_gain(fake_env, lmb_hard, tmp_path, store_db):
     fake_env.set_script({"rules": [{"match": "## Useful Hints", "reply": "{last_user}"}],
                          "default": {"reply": "\\boxed{E}"}})  # fmt: skip
     base = ["eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "6"]
@@ -151,9 +161,9 @@ def test_missing_key_and_unknown_model_fail_before_work(fake, lmb_hard, tmp_path
     assert fake.stats()["total_requests"] == 0
 
 
-def test_store_traces_items_to_calls(fake_env, lmb_hard, tmp_path):
-    db = tmp_path / "s.db"
-    assert invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "3", "--db", str(db),
+def test_store_traces_items_to_calls(fake_env, lmb_hard, tmp_path, db_url):
+    db = db_url
+    assert invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "3", "--db", db,
                   "--out", str(tmp_path / "r.json")).exit_code == 0  # fmt: skip
     with Store(db) as store:
         run = store.runs()[0]
@@ -163,9 +173,23 @@ def test_store_traces_items_to_calls(fake_env, lmb_hard, tmp_path):
         for row in results:
             call = store.get_call(row["call_id"])
             assert call["run_id"] == run["id"] and call["status"] == "ok"
-        assert store.query("SELECT n_items FROM datasets")[0][0] == 29
-    res = invoke("store", "runs", "--db", str(db), "--json")
+        assert store.fetch(sa.text("SELECT n_items FROM datasets"))[0][0] == 29
+    res = invoke("store", "runs", "--db", db, "--json")
     assert json.loads(res.output)[0]["summary"]["all"]["total"] == 3
+
+
+def test_cli_process_writes_runs_into_postgresql(fake_env, lmb_hard, tmp_path, pg_url):
+    cmd = [PYTHON, "-m", "theorembench.cli", "eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "4",
+           "--db", pg_url, "--out", str(tmp_path / "r.json"), "--no-log"]  # fmt: skip
+    done = subprocess.run(cmd, env=cli_env(), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not list(tmp_path.glob("postgresql*")) and not (tmp_path / "home" / "theorembench.db").exists()
+    with Store(pg_url) as store:
+        (run,) = store.runs()
+        assert (run["kind"], run["status"]) == ("eval.mcq", "finished")
+        assert len(store.results(run["id"])) == 4 and store.usage(run["id"])["calls"] == 4
+    run_id = json.loads((tmp_path / "r.json").read_text())["test_info"]["run_id"]
+    assert run_id == run["id"]
 
 
 def test_inspect_log_readable(fake_env, lmb_hard, tmp_path):

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import time
 
+import sqlalchemy as sa
+
 from conftest import PYTHON, cli_env
 from theorembench.store import Store
 
@@ -16,7 +18,7 @@ def _answered(db) -> int:
     if not db.exists():
         return 0
     with Store(db) as store:
-        return store.query("SELECT COUNT(*) FROM results")[0][0]
+        return store.table_counts(["results"])["results"]
 
 
 def test_sigkill_then_resume(fake_env, lmb_hard, tmp_path):
@@ -57,7 +59,7 @@ def test_sigkill_then_resume(fake_env, lmb_hard, tmp_path):
     completed = fake_env.stats()["prompt_keys_completed"]
     assert len(completed) == 29 and set(completed.values()) == {1}
     with Store(db) as store:
-        rows = store.query("SELECT idx, COUNT(*) AS n FROM results GROUP BY idx")
+        rows = store.fetch(sa.text("SELECT idx, COUNT(*) AS n FROM results GROUP BY idx"))
         assert len(rows) == 29 and {r["n"] for r in rows} == {1}
-        assert store.query("SELECT COUNT(*) FROM model_calls WHERE status = 'ok'")[0][0] == 29
-        assert store.query("SELECT COUNT(*) FROM runs")[0][0] == 1
+        assert store.usage()["ok"] == 29
+        assert store.table_counts(["runs"])["runs"] == 1

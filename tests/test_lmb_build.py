@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from conftest import PYTHON, cli_env
@@ -121,7 +122,8 @@ def build(tmp_path: Path, paper_ids: list[str], *extra: str, cfg: Path | None = 
 
 def steps(tmp_path: Path, stage: str) -> list:
     with Store(tmp_path / "home" / "theorembench.db") as store:
-        return store.query("SELECT key, status, reason, output, call_ids FROM steps WHERE stage = ? ORDER BY key", (stage,))
+        return store.fetch(sa.text("SELECT key, status, reason, output, call_ids FROM steps WHERE stage = :stage"
+                                   " ORDER BY key"), {"stage": stage})  # fmt: skip
 
 
 def test_full_chain_outputs_released_layout_and_funnel(fake_env, papers, tmp_path):
@@ -357,7 +359,7 @@ def test_kill_and_resume_loses_nothing_and_repeats_no_call(fake_env, papers, tmp
         deadline = time.monotonic() + 30
         while True:  # the 17 answers reach the store before the kill (bounded wait on a condition)
             with Store(db) as store:
-                if store.query("SELECT COUNT(*) FROM model_calls WHERE status = 'ok'")[0][0] >= 17:
+                if store.usage()["ok"] >= 17:
                     break
             assert time.monotonic() < deadline
             time.sleep(0.05)

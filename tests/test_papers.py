@@ -8,6 +8,7 @@ import re
 import tarfile
 
 import pytest
+import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from conftest import SHARED
@@ -91,11 +92,11 @@ def test_carleson_theorem_is_self_contained():
 def test_rerun_skips_done_work_and_ids_are_stable(tmp_path):
     first = add(PAPERS / "tao-factorial" / "eprint.tar.gz")[0]
     with Store(tmp_path / "home" / "theorembench.db") as store:
-        created = store.query("SELECT created_at FROM theorems")[0][0]
+        created = store.fetch(sa.text("SELECT created_at FROM theorems"))[0][0]
     second = add(PAPERS / "tao-factorial" / "eprint.tar.gz")[0]
     assert first == second
     with Store(tmp_path / "home" / "theorembench.db") as store:
-        rows = store.query("SELECT created_at FROM theorems")
+        rows = store.fetch(sa.text("SELECT created_at FROM theorems"))
         assert len(rows) == 1 and rows[0][0] == created
 
 

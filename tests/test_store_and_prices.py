@@ -2,37 +2,36 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
+import sqlalchemy as sa
 
 from theorembench.llm.pricing import Price, PriceError, PriceTable
 from theorembench.store import Store, StoreError
-from theorembench.store.migrations import MIGRATIONS
+from theorembench.store.migrations import head
+from theorembench.store.schema import TABLES
 
 
-def test_migrations_apply_once(tmp_path):
-    path = tmp_path / "s.db"
-    store = Store(path)
-    assert store.schema_version == len(MIGRATIONS)
-    tables = {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"runs", "datasets", "items", "model_calls", "results"} <= tables
-    assert store.query("PRAGMA journal_mode")[0][0] == "wal"
+def test_migrations_apply_once(db_url):
+    store = Store(db_url)
+    assert store.schema_version == head()
+    assert store.table_counts() == dict.fromkeys(TABLES, 0)
+    assert set(TABLES) == {"runs", "datasets", "items", "model_calls", "results", "papers", "theorems", "steps"}
+    if store.backend == "sqlite":
+        assert store.fetch(sa.text("PRAGMA journal_mode"))[0][0] == "wal"
     run = store.create_run("k", "sig")
     store.close()
-    again = Store(path)
+    again = Store(db_url)
     assert again.migrate() == 0
     assert again.get_run(run)["kind"] == "k"
+    again.close()
 
 
-def test_store_newer_than_code_is_refused(tmp_path):
-    path = tmp_path / "s.db"
-    Store(path).close()
-    conn = sqlite3.connect(path)
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 5}")
-    conn.close()
-    with pytest.raises(StoreError, match="newer than this"):
-        Store(path)
+def test_store_newer_than_code_is_refused(db_url):
+    with Store(db_url) as store:
+        store._execute(sa.text("UPDATE alembic_version SET version_num = :rev"), {"rev": "9999"})
+    with pytest.raises(StoreError, match="newer than this") as info:
+        Store(db_url)
+    assert "'9999'" in str(info.value) and "\n" not in str(info.value)
 
 
 def test_db_env_var_is_honoured(tmp_path, monkeypatch):

@@ -17,11 +17,13 @@ def home() -> Path:
     return Path(os.environ.get("THEOREMBENCH_HOME", ".theorembench")).expanduser().absolute()
 
 
-def default_db() -> Path:
+def default_db() -> str:
+    """``$THEOREMBENCH_DB`` as given (a path or a database URL: a URL must not go through ``Path``,
+    which would fold its ``//``), or the store file in the home folder."""
     env = os.environ.get("THEOREMBENCH_DB")
     if env:
-        return Path(env).expanduser()
-    return home() / "theorembench.db"
+        return os.path.expanduser(env) if env.startswith("~") else env
+    return str(home() / "theorembench.db")
 
 
 def runtime_dir() -> Path:

@@ -4,6 +4,11 @@
 inclusions and returns a :class:`FlatDocument` whose :meth:`~FlatDocument.locate`
 gives, for any character of the flat text, the file and line it came from.
 
+This module stays whole, past the 500-line rule: comment removal, conditional
+skipping and inclusion-following are one pass over the text that maintains one
+source map, and each rule depends on the state the others leave (a ``%`` inside an
+included verbatim environment, an ``\\input`` inside ``\\iffalse``).
+
 What is removed
     ``%`` comments (not ``\\%``, and not inside ``verbatim``-like environments,
     ``\\verb``, ``\\lstinline`` or the URL of ``\\url``/``\\href``, where ``%``

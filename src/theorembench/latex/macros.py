@@ -6,6 +6,10 @@ for. This module is a small, bounded imitation of TeX's macro processor, not a
 TeX engine: catcodes are fixed (except for the ``\\ExplSyntaxOn`` body rules
 below), grouping does not scope definitions, conditionals are not evaluated.
 
+This module stays whole, past the 500-line rule: collecting and expanding share one
+definition record and one scanner state (what a definition captured decides how a use
+is read), and splitting them would put the two halves of each rule in two files.
+
 Collecting (:meth:`MacroTable.collect`)
     ``\\newcommand`` / ``\\renewcommand`` / ``\\providecommand`` /
     ``\\DeclareRobustCommand`` (starred or not, name braced or bare, ``[n]``

@@ -6,8 +6,9 @@ pipeline needs:
 
 * a response cache in the store: an identical request (same model, messages,
   generation settings and sample index) is answered from disk and never paid twice;
-* bounded retries with exponential backoff that honours ``Retry-After``; every
-  failed attempt is classified and the final failure is recorded with its reason;
+* bounded retries with exponential backoff that honours ``Retry-After`` (the shared
+  :class:`~theorembench.common.retry.RetryPolicy`); every failed attempt is classified
+  by :func:`classify` and the final failure is recorded with its reason;
 * a per-model concurrency limit;
 * a usage ledger: prompt, completion and reasoning tokens, latency, provider,
   model and cost (from the editable price table) for every call made.
@@ -18,8 +19,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
-import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from theorembench.common.retry import FailedAttempt, RetryPolicy, retry_after_seconds
 from theorembench.llm.backends import choose_backend
 from theorembench.llm.models import ModelSpec, resolve_model
 from theorembench.llm.pricing import PriceTable
@@ -165,18 +165,6 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    value = headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
 def classify(exc: BaseException) -> _Failure:
     """Decide whether a failed attempt is worth retrying, and name its cause."""
     exc = _unwrap(exc)
@@ -185,7 +173,8 @@ def classify(exc: BaseException) -> _Failure:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         after = getattr(exc, "retry_after", None)
-        after = after if isinstance(after, int | float) else _retry_after(exc)
+        if not isinstance(after, int | float):
+            after = retry_after_seconds(getattr(getattr(exc, "response", None), "headers", None))
         if status == 429:
             return _Failure("rate_limited", True, f"HTTP 429: {message}", after)
         if status in (408, 409) or status >= 500:
@@ -218,14 +207,6 @@ def cache_key(spec: ModelSpec, messages: list[Message], settings: GenerateSettin
     }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _backoff(attempt: int, retry_after: float | None) -> float:
-    base = float(os.environ.get("THEOREMBENCH_RETRY_BACKOFF", "1.0"))
-    cap = float(os.environ.get("THEOREMBENCH_RETRY_BACKOFF_MAX", "60"))
-    if retry_after is not None:
-        return min(retry_after, cap)
-    return min(cap, base * (2 ** (attempt - 1))) * random.uniform(0.5, 1.0)
 
 
 @dataclass
@@ -359,9 +340,15 @@ class LLM:
         if settings.seed is not None and sample:
             # sample k of a seeded call samples with seed + k: distinct draws, each reproducible
             settings = settings.model_copy(update={"seed": settings.seed + sample})
-        failures: list[str] = []
-        attempt = 0
+        failed: list[FailedAttempt[_Failure]] = []
         error: tuple[_Failure, float] | None = None
+        started = time.perf_counter()
+
+        async def attempt() -> Any:
+            nonlocal started
+            started = time.perf_counter()
+            return await bound.backend.generate(messages, settings, schema, bound.max_connections)
+
         # The connection slot is taken before the cache look-up, so that a burst of
         # thousands of queued calls does not delay the first requests (it spreads the
         # look-up work over the run); backoff sleeps keep the slot, easing a 429 storm.
@@ -371,22 +358,16 @@ class LLM:
                 if row is not None:
                     self.cache_hits += 1
                     return _completion_from_row(row, cached=True)
-            while True:
-                attempt += 1
-                started = time.perf_counter()
-                try:
-                    raw = await bound.backend.generate(messages, settings, schema, bound.max_connections)
-                except asyncio.CancelledError:
+            retrying = RetryPolicy(max_retries=settings.max_retries).async_retrying(classify, on_failure=failed.append)
+            try:
+                raw = await retrying(attempt)
+            except Exception as exc:  # noqa: BLE001 - every provider error was classified by the policy
+                if not failed or failed[-1].error is not exc:
                     raise
-                except Exception as exc:  # noqa: BLE001 - every provider error is classified
-                    failure = classify(exc)
-                    failures.append(f"attempt {attempt}: {failure.kind}: {failure.message}")
-                    if failure.retryable and attempt <= settings.max_retries:
-                        await asyncio.sleep(_backoff(attempt, failure.retry_after))
-                        continue
-                    error = (failure, time.perf_counter() - started)
-                break
+                error = (failed[-1].judgement, time.perf_counter() - started)
         latency = time.perf_counter() - started
+        failures = [f"attempt {f.number}: {f.judgement.kind}: {f.judgement.message}" for f in failed]
+        attempts = len(failed) + (error is None)
         # let a call waiting for this connection slot send its request before the bookkeeping below
         await asyncio.sleep(0)
         request = {"messages": messages, "settings": settings.request_fields(),
@@ -396,9 +377,9 @@ class LLM:
             call_id = self.store.record_call(
                 cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
                 provider=spec.provider, request=request, status="error",
-                error="; ".join(failures), attempts=attempt, latency_s=latency,
+                error="; ".join(failures), attempts=attempts, latency_s=latency,
             )  # fmt: skip
-            raise LLMError(failure.kind, failure.message, attempts=attempt, call_id=call_id)
+            raise LLMError(failure.kind, failure.message, attempts=attempts, call_id=call_id)
 
         self.calls_made += 1
         cost = self.prices.cost(spec.name, raw.prompt_tokens, raw.completion_tokens, raw.cached_tokens)
@@ -408,7 +389,7 @@ class LLM:
         call_id = self.store.record_call(
             cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
             provider=spec.provider, request=request, response_text=raw.text, response=response,
-            status="ok", attempts=attempt, prompt_tokens=raw.prompt_tokens,
+            status="ok", attempts=attempts, prompt_tokens=raw.prompt_tokens,
             completion_tokens=raw.completion_tokens, reasoning_tokens=raw.reasoning_tokens,
             total_tokens=total, latency_s=latency, cost_usd=cost,
         )  # fmt: skip
@@ -416,7 +397,7 @@ class LLM:
             text=raw.text, model=spec.name, call_id=call_id, cached=False, reasoning=raw.reasoning,
             prompt_tokens=raw.prompt_tokens, completion_tokens=raw.completion_tokens,
             reasoning_tokens=raw.reasoning_tokens, total_tokens=total, latency_s=latency,
-            cost_usd=cost, attempts=attempt, finish_reason=raw.finish_reason,
+            cost_usd=cost, attempts=attempts, finish_reason=raw.finish_reason,
         )  # fmt: skip
 
     # -- structured output -------------------------------------------------------

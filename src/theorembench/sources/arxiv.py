@@ -1,440 +1,86 @@
 """Stage 1 retrieval from arXiv: paper metadata from the export API and LaTeX e-prints.
 
-Pure Python, no database: the functions here return typed records
+Pure Python, no database: :class:`ArxivSource` returns typed records
 (:class:`PaperMeta`, :class:`EprintFile`) that the store and the CLI persist.
+This module is the client; the parts it is built from live beside it and are
+re-exported here:
 
-* Queries are built and paged by the ``arxiv`` package (v4): :class:`arxiv.Search`
-  makes the query parameters and :class:`arxiv.Client` walks the pages. Its
-  transport is replaced (``Client._parse_feed`` is overridden) so that every
-  request goes through this module's limiter, retry policy and error mapping,
-  and ``Client.query_url_format`` points the query at ``{base_url}/api/query``.
-* arXiv asks for at most one request every few seconds over a single connection.
-  :data:`LIMITER` is one process-wide lock plus the time of the last request; it
-  is held for the whole request (queries *and* e-print downloads), so requests
-  never overlap and are spaced by ``delay_s``. Retries widen the spacing
-  exponentially (``delay_s * 2**attempt``, or ``Retry-After`` when larger).
-* E-prints are cached in ``cache_dir`` under ``<id>[v<N>]<ext>``; the extension
-  comes from :func:`detect_kind`, which looks only at the first bytes.
+* :mod:`.arxiv_feed`: :class:`PaperMeta`, arXiv ids, month-window queries and
+  Atom feed parsing.
+* :mod:`.arxiv_http`: the process-wide :data:`LIMITER` and GET with retries.
+  arXiv asks for at most one request every few seconds over a single
+  connection; the limiter is held for the whole request (queries *and* e-print
+  downloads), so requests never overlap and are spaced by ``delay_s``. Retries
+  widen the spacing exponentially (``delay_s * 2**attempt``, or ``Retry-After``
+  when larger).
+* :mod:`.arxiv_eprints`: :func:`detect_kind` and the e-print cache. E-prints are
+  cached in ``cache_dir`` under ``<id>[v<N>]<ext>``; the extension comes from
+  :func:`detect_kind`, which looks only at the first bytes.
+* :mod:`.arxiv_errors`: the :class:`ArxivError` family.
+
+Queries are built and paged by the ``arxiv`` package (v4): :class:`arxiv.Search`
+makes the query parameters and :class:`arxiv.Client` walks the pages. Its
+transport is replaced (``Client._parse_feed`` is overridden) so that every
+request goes through the limiter, retry policy and error mapping, and
+``Client.query_url_format`` points the query at ``{base_url}/api/query``.
 """
 
 from __future__ import annotations
 
-import calendar
-import hashlib
 import logging
 import os
 import re
-import tempfile
-import threading
 import time
-import xml.etree.ElementTree as ET
-import zlib
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import arxiv
 import requests
-import urllib3
 from arxiv import _feed as arxiv_feed
 
-from theorembench import __version__
-from theorembench.common.errors import ServiceError
+from theorembench.sources.arxiv_eprints import (
+    EXTENSIONS,
+    HEAD_BYTES,
+    KINDS,
+    EprintFile,
+    cache_name,
+    describe_file,
+    detect_kind,
+    find_cached,
+    stream_to_partial,
+)
+from theorembench.sources.arxiv_errors import (
+    ArxivError,
+    ArxivNotFound,
+    ArxivQueryError,
+    ArxivThrottled,
+    ArxivUnavailable,
+)
+from theorembench.sources.arxiv_feed import (
+    ARXIV_API_BASE,
+    ARXIV_BASE,
+    PaperMeta,
+    api_error_message,
+    entry_licenses,
+    month_query,
+    month_windows,
+    paper_from_result,
+    parse_feed,
+    parse_month,
+    split_id,
+)
+from theorembench.sources.arxiv_http import (
+    LIMITER,
+    MAX_RETRY_AFTER_S,
+    USER_AGENT,
+    RateLimiter,
+    read_feed_body,
+    request,
+)
 
 log = logging.getLogger(__name__)
 
-ARXIV_API_BASE = "https://export.arxiv.org"
-"""Where the export API lives (``/api/query``)."""
-ARXIV_BASE = "https://arxiv.org"
-"""Where e-prints are downloaded from (``/e-print/<id>``) and canonical links point."""
-
-USER_AGENT = f"theorembench/{__version__} (arXiv stage-1 retrieval; python-requests)"
-HEAD_BYTES = 64 * 1024
-"""How many leading bytes of a file :func:`detect_kind` is given."""
-MAX_RETRY_AFTER_S = 300.0
-"""Cap on a server's ``Retry-After`` (a misconfigured value must not stall a run for hours)."""
-
-_NS = {
-    "atom": "http://www.w3.org/2005/Atom",
-    "arxiv": "http://arxiv.org/schemas/atom",
-}
-
-_NEW_ID = r"\d{4}\.\d{4,5}"
-_OLD_ID = r"[a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/\d{7}"
-_ID_RE = re.compile(rf"^(?P<id>{_NEW_ID}|{_OLD_ID})(?:v(?P<version>\d+))?$")
-_LOOSE_ID_RE = re.compile(r"^(?P<id>.+?)(?:v(?P<version>\d+))?$")
-_MONTH_RE = re.compile(r"^(\d{4})-(\d{2})$")
 _CATEGORY_RE = re.compile(r"^[A-Za-z][A-Za-z-]*(?:\.[A-Za-z*-]+|\*)?$")
-_ASCII_WS = re.compile(r"[ \t\r\n\f\v]+")
-
-KINDS = ("tar.gz", "gz", "pdf", "tar", "tex", "unknown")
-_EXTENSIONS = {
-    "tar.gz": ".tar.gz",
-    "gz": ".gz",
-    "pdf": ".pdf",
-    "tar": ".tar",
-    "tex": ".tex",
-    "unknown": ".bin",
-}
-_THROTTLE_STATUSES = (429, 503)
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class ArxivError(ServiceError, RuntimeError):
-    """Base class of everything this module raises about arXiv itself."""
-
-
-class ArxivQueryError(ArxivError):
-    """The API rejected the query (HTTP 400 with an Atom ``Error`` entry)."""
-
-    def __init__(self, message: str, *, url: str = "") -> None:
-        super().__init__(message)
-        self.api_message = message
-        self.url = url
-
-
-class ArxivThrottled(ArxivError):
-    """arXiv kept answering 429/503 after every retry."""
-
-    def __init__(self, message: str, *, status: int, retries: int, url: str = "") -> None:
-        super().__init__(message)
-        self.status = status
-        self.retries = retries
-        self.url = url
-
-
-class ArxivUnavailable(ArxivError):
-    """Server errors (5xx other than 503) or connection failures outlasted the retries."""
-
-
-class ArxivNotFound(ArxivError):
-    """HTTP 404: no such paper or e-print."""
-
-
-# --------------------------------------------------------------------------- records
-
-
-@dataclass
-class PaperMeta:
-    """One arXiv paper (one version) as the export API describes it."""
-
-    arxiv_id: str
-    version: int
-    title: str
-    authors: list[str]
-    abstract: str
-    primary_category: str
-    categories: list[str]
-    published: str
-    updated: str
-    abs_url: str
-    pdf_url: str
-    eprint_url: str
-    doi: str | None = None
-    journal_ref: str | None = None
-    comment: str | None = None
-    license: str | None = None
-
-    @property
-    def versioned_id(self) -> str:
-        return f"{self.arxiv_id}v{self.version}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-serialisable dict (lists copied)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PaperMeta:
-        known = {f for f in cls.__dataclass_fields__}
-        values = {k: v for k, v in data.items() if k in known}
-        values["authors"] = list(values.get("authors") or [])
-        values["categories"] = list(values.get("categories") or [])
-        return cls(**values)
-
-
-@dataclass(frozen=True)
-class EprintFile:
-    """A downloaded e-print in the cache; ``kind`` is one of :data:`KINDS`."""
-
-    path: Path
-    kind: str
-    size: int
-    sha256: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": str(self.path), "kind": self.kind, "size": self.size, "sha256": self.sha256}
-
-
-# --------------------------------------------------------------------------- e-print kinds
-
-
-def _looks_like_tar(block: bytes) -> bool:
-    """A tar header: POSIX/GNU magic at 257, or (old V7 tars) a valid header checksum."""
-    if len(block) < 512:
-        return len(block) >= 262 and block[257:262] == b"ustar"
-    if block[257:262] == b"ustar":
-        return True
-    if not block[:100].strip(b"\0"):
-        return False
-    stored = block[148:156].replace(b"\0", b" ").strip()
-    if not stored or any(c not in b"01234567" for c in stored):
-        return False
-    computed = sum(block[:148]) + 8 * 0x20 + sum(block[156:512])
-    return int(stored, 8) == computed
-
-
-def _looks_like_latex(head: bytes) -> bool:
-    if b"\0" in head[:4096]:
-        return False
-    text = head[:4096].decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
-    if not text or text.startswith("%!"):  # PostScript, not TeX
-        return False
-    if text[0] in "\\%":
-        return True
-    return any(m in text for m in ("\\documentclass", "\\documentstyle", "\\begin{document}"))
-
-
-def detect_kind(head: bytes) -> str:
-    """Classify an e-print from its first bytes (give at least a few KiB; :data:`HEAD_BYTES`).
-
-    ``"tar.gz"`` gzip whose decompressed start is a tar header; ``"gz"`` any
-    other gzip (arXiv's form for a single gzipped .tex); ``"pdf"`` a PDF-only
-    submission; ``"tar"`` an uncompressed tar; ``"tex"`` plain LaTeX text;
-    ``"unknown"`` anything else (HTML error pages, PostScript, empty input).
-    """
-    head = bytes(head)
-    if head[:2] == b"\x1f\x8b":
-        try:
-            inner = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 512)
-        except zlib.error:
-            inner = b""
-        return "tar.gz" if _looks_like_tar(inner) else "gz"
-    if head.lstrip(b" \t\r\n")[:4] == b"%PDF":
-        return "pdf"
-    if _looks_like_tar(head[:512]):
-        return "tar"
-    if _looks_like_latex(head):
-        return "tex"
-    return "unknown"
-
-
-# --------------------------------------------------------------------------- rate limiting
-
-
-class RateLimiter:
-    """One lock and the time of the last request, shared by every arXiv call of the process.
-
-    :meth:`slot` holds the lock for the whole request, so there is never more
-    than one connection, and first waits until ``gap`` seconds have passed since
-    the previous request ended. Time is read from the caller's ``clock`` and
-    waited with the caller's ``sleep``; if the recorded time is ahead of the
-    clock (another clock recorded it), the full ``gap`` is waited.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.last: float | None = None
-
-    @contextmanager
-    def slot(
-        self,
-        gap: float,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> Iterator[None]:
-        with self._lock:
-            if self.last is not None and gap > 0:
-                elapsed = clock() - self.last
-                wait = gap if elapsed < 0 else gap - elapsed
-                if wait > 0:
-                    sleep(wait)
-            try:
-                yield
-            finally:
-                self.last = clock()
-
-    def reset(self) -> None:
-        """Forget the last request (tests)."""
-        with self._lock:
-            self.last = None
-
-
-LIMITER = RateLimiter()
-"""The process-wide limiter every :class:`ArxivSource` uses."""
-
-
-class _Retry(Exception):
-    """Internal: this attempt failed in a way worth retrying."""
-
-    def __init__(self, reason: str, status: int | None = None, retry_after: float = 0.0) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.status = status
-        self.retry_after = retry_after
-
-
-def _retry_after(resp: requests.Response) -> float:
-    value = resp.headers.get("Retry-After", "").strip()
-    try:
-        return min(max(float(value), 0.0), MAX_RETRY_AFTER_S) if value else 0.0
-    except ValueError:
-        return 0.0  # an HTTP date: fall back to our own backoff
-
-
-# --------------------------------------------------------------------------- feed parsing
-
-
-def _clean(text: str | None) -> str:
-    """Collapse ASCII whitespace only: mojibake may contain U+0085/U+00A0 that must survive."""
-    return _ASCII_WS.sub(" ", text or "").strip()
-
-
-def _optional(text: str | None) -> str | None:
-    cleaned = _clean(text)
-    return cleaned or None
-
-
-def _iso(dt: datetime) -> str:
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def split_id(raw: str) -> tuple[str, int | None]:
-    """``"2403.16981v2"`` -> ``("2403.16981", 2)``; also accepts ``arxiv:`` and abs URLs."""
-    text = raw.strip()
-    text = re.sub(r"^(?:https?://(?:export\.)?arxiv\.org/(?:abs|pdf|e-print)/|arxiv:)", "", text, flags=re.I)
-    m = _ID_RE.match(text)
-    if not m:
-        raise ValueError(
-            f"not an arXiv identifier: {raw!r} (expected e.g. '2503.20170', '2503.20170v1' or 'math/0601001')"
-        )
-    version = m.group("version")
-    return m.group("id"), int(version) if version else None
-
-
-def _api_error_message(body: bytes) -> str | None:
-    """The message of an arXiv API error feed (an entry whose id is ``.../api/errors#...``)."""
-    try:
-        root = ET.fromstring(body)
-    except ET.ParseError:
-        return None
-    for entry in root.iterfind("atom:entry", _NS):
-        entry_id = entry.findtext("atom:id", default="", namespaces=_NS)
-        title = entry.findtext("atom:title", default="", namespaces=_NS).strip()
-        if "/api/errors" in entry_id or (title == "Error" and entry.find("atom:published", _NS) is None):
-            summary = _clean(entry.findtext("atom:summary", default="", namespaces=_NS))
-            return summary or entry_id.rpartition("#")[2].replace("_", " ") or "unspecified API error"
-    return None
-
-
-def _entry_licenses(body: bytes) -> dict[str, str]:
-    """License per entry id, where the feed states one (the Atom API normally does not)."""
-    out: dict[str, str] = {}
-    try:
-        root = ET.fromstring(body)
-    except ET.ParseError:
-        return out
-    for entry in root.iterfind("atom:entry", _NS):
-        entry_id = (entry.findtext("atom:id", default="", namespaces=_NS) or "").strip()
-        value = entry.findtext("arxiv:license", default="", namespaces=_NS).strip()
-        if not value:
-            link = entry.find("atom:link[@rel='license']", _NS)
-            value = (link.get("href") or "").strip() if link is not None else ""
-        if not value:
-            value = _clean(entry.findtext("atom:rights", default="", namespaces=_NS))
-        if entry_id and value:
-            out[entry_id] = value
-    return out
-
-
-def paper_from_result(result: arxiv.Result, license: str | None = None) -> PaperMeta:
-    """Convert an ``arxiv.Result`` into a :class:`PaperMeta`."""
-    short = result.get_short_id().strip()
-    m = _ID_RE.match(short) or _LOOSE_ID_RE.match(short)
-    assert m is not None  # the loose pattern matches any non-empty string
-    arxiv_id = m.group("id")
-    version = int(m.group("version")) if m.group("version") else 1
-    vid = f"{arxiv_id}v{version}"
-
-    categories: list[str] = []
-    for term in [result.primary_category, *result.categories]:
-        term = (term or "").strip()
-        if term and term not in categories:
-            categories.append(term)
-    primary = (result.primary_category or "").strip() or (categories[0] if categories else "")
-
-    abs_url = next((link.href for link in result.links if link.rel == "alternate"), None)
-    pdf_url = result.pdf_url or next(
-        (link.href for link in result.links if link.content_type == "application/pdf"), None
-    )
-    return PaperMeta(
-        arxiv_id=arxiv_id,
-        version=version,
-        title=_clean(result.title),
-        authors=[_clean(a.name) for a in result.authors if _clean(a.name)],
-        abstract=_clean(result.summary),
-        primary_category=primary,
-        categories=categories,
-        published=_iso(result.published),
-        updated=_iso(result.updated),
-        abs_url=abs_url or f"{ARXIV_BASE}/abs/{vid}",
-        pdf_url=pdf_url or f"{ARXIV_BASE}/pdf/{vid}",
-        eprint_url=f"{ARXIV_BASE}/e-print/{vid}",
-        doi=_optional(result.doi),
-        journal_ref=_optional(result.journal_ref),
-        comment=_optional(result.comment),
-        license=_optional(license),
-    )
-
-
-def parse_feed(body: bytes) -> list[PaperMeta]:
-    """Parse one Atom response of the export API (raises :class:`ArxivQueryError` on an error feed)."""
-    message = _api_error_message(body)
-    if message is not None:
-        raise ArxivQueryError(f"arXiv API error: {message}")
-    feed = arxiv_feed.parse(body)
-    if feed.malformed:
-        raise ArxivError(f"arXiv returned a malformed feed: {feed.error}")
-    licenses = _entry_licenses(body)
-    return [paper_from_result(r, licenses.get(r.entry_id)) for r in feed.results]
-
-
-# --------------------------------------------------------------------------- month windows
-
-
-def parse_month(month: str) -> tuple[int, int]:
-    """``"2025-03"`` -> ``(2025, 3)``; ValueError with a clear message otherwise."""
-    m = _MONTH_RE.match(month.strip()) if isinstance(month, str) else None
-    if not m or not 1 <= int(m.group(2)) <= 12 or int(m.group(1)) < 1991:
-        raise ValueError(f"month must be 'YYYY-MM' (e.g. '2025-03', year 1991 or later), got {month!r}")
-    return int(m.group(1)), int(m.group(2))
-
-
-def month_windows(year: int, month: int) -> list[tuple[int, int]]:
-    """Consecutive day ranges covering the month, each twice as long as the one before:
-    (1, 1), (2, 3), (4, 7), (8, 15), (16, last day)."""
-    last = calendar.monthrange(year, month)[1]
-    windows, start, span = [], 1, 1
-    while start <= last:
-        end = min(start + span - 1, last)
-        windows.append((start, end))
-        start, span = end + 1, span * 2
-    return windows
-
-
-def month_query(category: str, year: int, month: int, first_day: int, last_day: int) -> str:
-    return (
-        f"cat:{category} AND submittedDate:"
-        f"[{year:04d}{month:02d}{first_day:02d}0000 TO {year:04d}{month:02d}{last_day:02d}2359]"
-    )
-
-
-# --------------------------------------------------------------------------- the source
 
 
 class _RoutedClient(arxiv.Client):
@@ -454,13 +100,6 @@ class _RoutedClient(arxiv.Client):
 
     def _parse_feed(self, url: str, first_page: bool = True, _try_index: int = 0) -> arxiv_feed.ParsedFeed:
         return self._source._fetch_feed(url, first_page=first_page, licenses=self.licenses)
-
-
-@dataclass
-class _Failure:
-    reason: str
-    status: int | None = None
-    history: list[str] = field(default_factory=list)
 
 
 class ArxivSource:
@@ -517,96 +156,26 @@ class ArxivSource:
     # ----------------------------------------------------------------- transport
 
     def _request(self, url: str, consume: Callable[[requests.Response], Any], *, what: str) -> Any:
-        """GET ``url`` under the limiter with bounded, exponentially spaced retries.
-
-        ``consume(response)`` runs while the limiter is held (so a streamed
-        download is still the only connection); it may raise :class:`_Retry`.
-        """
-        failure = _Failure("")
-        retry_after = 0.0
-        for attempt in range(self.max_retries + 1):
-            gap = max(self.delay_s * (2**attempt), retry_after)
-            try:
-                with self.limiter.slot(gap, self.clock, self.sleep):
-                    try:
-                        resp = self._session.get(
-                            url, timeout=self.timeout_s, stream=True, headers={"Accept-Encoding": "identity"}
-                        )
-                    except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-                        raise _Retry(f"connection error: {exc}") from exc
-                    with resp:
-                        status = resp.status_code
-                        if status in _THROTTLE_STATUSES or status >= 500:
-                            raise _Retry(f"HTTP {status}", status, _retry_after(resp))
-                        if status >= 400:
-                            self._raise_for_client_error(url, resp, what)
-                        try:
-                            return consume(resp)
-                        except (
-                            requests.exceptions.ConnectionError,
-                            requests.exceptions.Timeout,
-                            requests.exceptions.ChunkedEncodingError,
-                            urllib3.exceptions.HTTPError,
-                        ) as exc:
-                            raise _Retry(f"connection error while reading: {exc}") from exc
-            except _Retry as exc:
-                failure.reason, failure.status = exc.reason, exc.status
-                failure.history.append(exc.reason)
-                retry_after = exc.retry_after
-                level = logging.INFO if attempt < self.max_retries else logging.WARNING
-                log.log(level, "arXiv %s %s: %s (attempt %d of %d)", what, url, exc.reason, attempt + 1,
-                        self.max_retries + 1)
-        self._give_up(url, failure, what)
-
-    def _raise_for_client_error(self, url: str, resp: requests.Response, what: str) -> None:
-        status = resp.status_code
-        body = resp.content
-        if status == 400:
-            message = _api_error_message(body) or _clean(body[:300].decode("utf-8", "replace")) or "bad request"
-            raise ArxivQueryError(f"arXiv API rejected the {what} (HTTP 400): {message}", url=url)
-        if status == 404:
-            raise ArxivNotFound(f"arXiv has no such {what} (HTTP 404): {url}")
-        snippet = _clean(body[:200].decode("utf-8", "replace"))
-        raise ArxivError(f"arXiv refused the {what} with HTTP {status}: {url}" + (f" ({snippet})" if snippet else ""))
-
-    def _give_up(self, url: str, failure: _Failure, what: str) -> None:
-        attempts = self.max_retries + 1
-        if failure.status in _THROTTLE_STATUSES:
-            raise ArxivThrottled(
-                f"arXiv is throttling us: HTTP {failure.status} for the {what} {url} on all {attempts} attempts "
-                f"({self.max_retries} retries with exponential backoff from {self.delay_s:g}s). "
-                "Retry later (arXiv asks for one request every 3 seconds), or use --base-url to point at a mirror.",
-                status=failure.status or 0,
-                retries=self.max_retries,
-                url=url,
-            )
-        raise ArxivUnavailable(
-            f"arXiv {what} failed after {attempts} attempts ({self.max_retries} retries): {failure.reason}. "
-            f"URL: {url}. Retry later or use --base-url to point at a mirror."
-        )
+        """GET ``url`` under the limiter with bounded, exponentially spaced retries (:func:`.arxiv_http.request`)."""
+        return request(
+            self._session, url, consume, what=what, limiter=self.limiter, delay_s=self.delay_s,
+            max_retries=self.max_retries, clock=self.clock, sleep=self.sleep, timeout_s=self.timeout_s,
+        )  # fmt: skip
 
     # ----------------------------------------------------------------- queries
-
-    def _read_feed(self, resp: requests.Response) -> bytes:
-        body = resp.content
-        stripped = body.lstrip()
-        if not stripped.startswith(b"<") and b"rate exceeded" in stripped[:200].lower():
-            # arXiv's throttle can come as a bare text body instead of a status code.
-            raise _Retry("rate exceeded (plain-text answer)", 429, _retry_after(resp))
-        return body
 
     def _fetch_feed(self, url: str, *, first_page: bool, licenses: dict[str, str]) -> arxiv_feed.ParsedFeed:
         """Fetch and parse one page; an empty later page is re-asked (arXiv's known flake)
         up to ``max_retries`` times and then taken as the end of the results."""
         for empty_tries in range(self.max_retries + 1):
-            body = self._request(url, self._read_feed, what="query")
-            message = _api_error_message(body)
+            body = self._request(url, read_feed_body, what="query")
+            message = api_error_message(body)
             if message is not None:
                 raise ArxivQueryError(f"arXiv API rejected the query: {message}", url=url)
             feed = arxiv_feed.parse(body)
             if feed.malformed:
                 raise ArxivError(f"arXiv returned a malformed feed for {url}: {feed.error}")
-            licenses.update(_entry_licenses(body))
+            licenses.update(entry_licenses(body))
             if feed.results or first_page:
                 return feed
             log.info("empty page from arXiv (try %d): %s", empty_tries + 1, url)
@@ -676,17 +245,12 @@ class ArxivSource:
     # ----------------------------------------------------------------- e-prints
 
     def _cache_name(self, arxiv_id: str, version: int | None) -> str:
-        return arxiv_id.replace("/", "_") + (f"v{version}" if version else "")
+        return cache_name(arxiv_id, version)
 
     def cached_eprint(self, arxiv_id: str, version: int | None = None) -> EprintFile | None:
         """The cached e-print for this id/version, if any (no request)."""
         base_id, version = self._resolve(arxiv_id, version)
-        name = self._cache_name(base_id, version)
-        for ext in _EXTENSIONS.values():
-            path = self.cache_dir / (name + ext)
-            if path.is_file():
-                return describe_file(path)
-        return None
+        return find_cached(self.cache_dir, self._cache_name(base_id, version))
 
     @staticmethod
     def _resolve(arxiv_id: str, version: int | None) -> tuple[str, int | None]:
@@ -715,45 +279,17 @@ class ArxivSource:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
 
         def consume(resp: requests.Response) -> tuple[Path, bytes, int, str]:
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=self.cache_dir)
-            tmp = Path(tmp_name)
-            digest, size, head = hashlib.sha256(), 0, bytearray()
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    for chunk in resp.raw.stream(64 * 1024, decode_content=False):
-                        out.write(chunk)
-                        digest.update(chunk)
-                        size += len(chunk)
-                        if len(head) < HEAD_BYTES:
-                            head += chunk[: HEAD_BYTES - len(head)]
-                    out.flush()
-                    os.fsync(out.fileno())
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
-            return tmp, bytes(head), size, digest.hexdigest()
+            return stream_to_partial(resp, self.cache_dir, name)
 
         tmp, head, size, sha = self._request(url, consume, what="e-print")
         if size == 0:
             tmp.unlink(missing_ok=True)
             raise ArxivError(f"arXiv sent an empty e-print for {base_id}: {url}")
         kind = detect_kind(head)
-        final = self.cache_dir / (name + _EXTENSIONS[kind])
+        final = self.cache_dir / (name + EXTENSIONS[kind])
         os.replace(tmp, final)
         log.info("e-print %s -> %s (%s, %d bytes)", url, final, kind, size)
         return EprintFile(path=final, kind=kind, size=size, sha256=sha)
-
-
-def describe_file(path: Path) -> EprintFile:
-    """Kind, size and SHA-256 of an e-print already on disk."""
-    digest, size, head = hashlib.sha256(), 0, b""
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1024 * 1024):
-            if not head:
-                head = chunk[:HEAD_BYTES]
-            digest.update(chunk)
-            size += len(chunk)
-    return EprintFile(path=Path(path), kind=detect_kind(head), size=size, sha256=digest.hexdigest())
 
 
 __all__ = [
@@ -766,10 +302,13 @@ __all__ = [
     "ArxivThrottled",
     "ArxivUnavailable",
     "EprintFile",
+    "HEAD_BYTES",
     "KINDS",
     "LIMITER",
+    "MAX_RETRY_AFTER_S",
     "PaperMeta",
     "RateLimiter",
+    "USER_AGENT",
     "describe_file",
     "detect_kind",
     "month_query",

@@ -1,67 +1,89 @@
-"""The theorembench store: one SQLite file holding runs, items, model calls and results.
+"""The theorembench store: runs, datasets, items, model calls and results, on SQLite or PostgreSQL.
 
-SQLite runs in WAL mode and every write commits at once, so a process killed at
-any moment loses at most the call that was in flight. One ``Store`` object is
-shared by all coroutines of a process; a lock makes it safe to use from worker
-threads too.
+``Store(location)`` opens a SQLite file (a path or ``sqlite:///PATH``; WAL mode) or a
+PostgreSQL database (``postgresql://…``), see :mod:`theorembench.store.engine`, and brings its
+schema up to date (:mod:`theorembench.store.migrations`). The same SQLAlchemy Core queries run
+on both. Every write commits at once, so a process killed at any moment loses at most the call
+that was in flight. One ``Store`` object is shared by all coroutines of a process; a lock makes
+it safe to use from worker threads too.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from theorembench.store.migrations import MIGRATIONS
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import Connection, CursorResult
+
+from theorembench.store import engine as _engine
+from theorembench.store import migrations
+from theorembench.store.base import Row, StoreError, content_hash, dumps, loads, rows_of
+from theorembench.store.prepared import Prepared
+from theorembench.store.schema import TABLES, datasets, model_calls, results, runs
+from theorembench.store.schema import items as items_table
+
+__all__ = ["Row", "Store", "StoreError", "content_hash", "loads", "open_store"]
+_dumps = dumps
+IN_CHUNK = 500  # ids per IN (…) list: well under SQLite's and PostgreSQL's parameter limits
+
+_mc = model_calls.c
+_CACHED_CALL = (sa.select(model_calls).where(_mc.cache_key == sa.bindparam("key"), _mc.status == "ok")
+                .order_by(_mc.id.desc()).limit(1))  # fmt: skip
+_GET_CALL = sa.select(model_calls).where(_mc.id == sa.bindparam("id"))
+_GET_RUN = sa.select(runs).where(runs.c.id == sa.bindparam("id"))
+_RESULTS = (sa.select(results).where(results.c.run_id == sa.bindparam("run_id"))
+            .order_by(results.c.idx, results.c.sample))  # fmt: skip
 
 
-class StoreError(RuntimeError):
-    pass
+def _count_if(condition: sa.ColumnElement[bool]) -> sa.ColumnElement[int]:
+    return sa.func.sum(sa.case((condition, 1), else_=0))
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def content_hash(data: bytes | str) -> str:
-    if isinstance(data, str):
-        data = data.encode()
-    return hashlib.sha256(data).hexdigest()
+def _zero_sum(column: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+    return sa.func.coalesce(sa.func.sum(column), 0)
 
 
 class Store:
-    """A connection to the store with typed helpers for each table."""
+    """A connection to the store with typed helpers for each table.
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._conn = sqlite3.connect(
-                str(path), check_same_thread=False, isolation_level=None, timeout=30
-            )
-        except sqlite3.Error as exc:  # pragma: no cover - depends on filesystem
-            raise StoreError(f"cannot open store {path}: {exc}") from exc
-        self._conn.row_factory = sqlite3.Row
+    ``path`` is the SQLite file (a ``Path``), or for PostgreSQL the URL without its password;
+    ``url`` is the location for messages, ``backend`` is ``"sqlite"`` or ``"postgresql"``.
+    """
+
+    def __init__(self, location: str | Path):
+        where = _engine.parse_location(location)
+        self.backend = where.backend
+        self.url = where.display
+        self.path: Path | str = where.path if where.path is not None else where.display
+        self._engine, self._conn = _engine.connect(where)
         self._lock = threading.RLock()
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-        self.migrate()
+        self._depth = 0
+        self._last_created = 0.0
+        self._prepared: dict[Any, Prepared] = {}
+        self._dbapi = self._conn.connection.dbapi_connection
+        self._closed = False
+        try:
+            self.migrate()
+        except BaseException:
+            self.close()
+            raise
 
     # -- plumbing ---------------------------------------------------------
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
+                self._engine.dispose()
 
     def __enter__(self) -> Store:
         return self
@@ -70,51 +92,89 @@ class Store:
         self.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[Connection]:
+        """Several statements as one transaction (``BEGIN IMMEDIATE`` on SQLite); nested calls join it."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self._conn
+                finally:
+                    self._depth -= 1
+                return
+            with _engine.transaction(self._conn, self.backend):
+                self._depth = 1
+                try:
+                    yield self._conn
+                finally:
+                    self._depth = 0
 
-    def execute(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
+    def _execute(self, statement: sa.Executable, params: Mapping[str, Any] | list | None = None) -> CursorResult:
         with self._lock:
-            return self._conn.execute(sql, tuple(params))
+            return self._conn.execute(statement, params)
 
-    def query(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    def _rows(self, statement: sa.Executable, params: Mapping[str, Any] | None = None) -> list[Row]:
         with self._lock:
-            return self._conn.execute(sql, tuple(params)).fetchall()
+            return rows_of(self._conn.execute(statement, params))
+
+    def _first(self, statement: sa.Executable, params: Mapping[str, Any] | None = None) -> Row | None:
+        found = self._rows(statement, params)
+        return found[0] if found else None
+
+    def _hot(self, key: Any, build: Callable[[], sa.Executable], values: Mapping[str, Any],
+             columns: tuple[str, ...] | None = None) -> tuple[list[Row], Any]:  # fmt: skip
+        """Run a hot-path statement (see :mod:`theorembench.store.prepared`): rows and ``lastrowid``."""
+        with self._lock:
+            prepared = self._prepared.get(key)
+            if prepared is None:
+                prepared = self._prepared[key] = Prepared(build(), self._conn.dialect, columns)
+            return prepared.run(self._dbapi, values)
+
+    def _upsert(self, table: sa.Table, values: Mapping[str, Any]) -> None:
+        """Insert a row, or replace the non-key columns of the row with the same primary key."""
+        columns = tuple(values)
+
+        def build() -> sa.Executable:
+            insert = (sqlite_dialect.insert if self.backend == "sqlite" else pg_dialect.insert)(table)
+            pk = [c.name for c in table.primary_key.columns]
+            return insert.on_conflict_do_update(index_elements=pk,
+                                                set_={c: insert.excluded[c] for c in columns if c not in pk})  # fmt: skip
+
+        self._hot(("upsert", table.name, columns), build, values, columns)
+
+    def _insert_ignore(self, table: sa.Table, values: Mapping[str, Any]) -> bool:
+        """Insert a row unless one with the same primary key exists; True if inserted."""
+        insert = (sqlite_dialect.insert if self.backend == "sqlite" else pg_dialect.insert)(table)
+        statement = insert.on_conflict_do_nothing().execution_options(preserve_rowcount=True)
+        return self._execute(statement, dict(values)).rowcount == 1
+
+    def fetch(self, statement: sa.Executable, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Rows of an ad-hoc read: a Core ``select`` or ``sqlalchemy.text()`` with ``:named`` parameters."""
+        if isinstance(statement, str):
+            raise TypeError("Store.fetch takes sqlalchemy.text('… :name …') or a select(), not a string")
+        return self._rows(statement, params)
 
     @property
-    def schema_version(self) -> int:
-        return int(self.query("PRAGMA user_version")[0][0])
+    def schema_version(self) -> str | None:
+        """The store's Alembic revision."""
+        with self._lock:
+            return migrations.current_revision(self._conn)
 
     def migrate(self) -> int:
         """Apply pending migrations; returns the number applied."""
-        applied = 0
         with self._lock:
-            current = self.schema_version
-            if current > len(MIGRATIONS):
-                raise StoreError(
-                    f"store {self.path} has schema version {current}, newer than this "
-                    f"theorembench knows ({len(MIGRATIONS)}); upgrade theorembench"
-                )
-            for version, (_title, sql) in enumerate(MIGRATIONS[current:], start=current + 1):
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    # executescript would commit on its own; run statements one by one
-                    for statement in _split_sql(sql):
-                        self._conn.execute(statement)
-                    self._conn.execute(f"PRAGMA user_version = {version}")
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-                self._conn.execute("COMMIT")
-                applied += 1
-        return applied
+            try:
+                return migrations.ensure_schema(self._conn, self.backend, self.url)
+            except sa.exc.SQLAlchemyError as exc:
+                raise StoreError(f"cannot open store {self.url}: {_engine.describe_error(exc)}") from exc
+
+    def table_counts(self, tables: Iterable[str] | None = None) -> dict[str, int]:
+        """Rows per table (every table of the store unless ``tables`` names some)."""
+        names = list(TABLES) if tables is None else list(tables)
+        unknown = [n for n in names if n not in TABLES]
+        if unknown:
+            raise StoreError(f"no such store table: {', '.join(unknown)}")
+        return {n: int(self._rows(sa.select(sa.func.count()).select_from(TABLES[n]))[0][0]) for n in names}
 
     # -- runs -------------------------------------------------------------
 
@@ -129,45 +189,34 @@ class Store:
         config: dict[str, Any] | None = None,
     ) -> str:
         run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:8]
-        now = time.time()
-        self.execute(
-            "INSERT INTO runs (id, kind, signature, name, model, dataset_id, status, config,"
-            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
-            (run_id, kind, signature, name, model, dataset_id, _dumps(config or {}), now, now),
-        )
+        with self._lock:
+            # strictly increasing within a process, so "latest" never depends on a tie-break
+            now = self._last_created = max(time.time(), self._last_created + 1e-6)
+            self._execute(runs.insert(), {
+                "id": run_id, "kind": kind, "signature": signature, "name": name, "model": model,
+                "dataset_id": dataset_id, "status": "running", "config": _dumps(config or {}),
+                "created_at": now, "updated_at": now,
+            })  # fmt: skip
         return run_id
 
-    def latest_run(self, kind: str, signature: str) -> sqlite3.Row | None:
-        rows = self.query(
-            "SELECT * FROM runs WHERE kind = ? AND signature = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
-            (kind, signature),
-        )
-        return rows[0] if rows else None
+    def latest_run(self, kind: str, signature: str) -> Row | None:
+        return self._first(sa.select(runs).where(runs.c.kind == kind, runs.c.signature == signature)
+                           .order_by(runs.c.created_at.desc(), runs.c.id.desc()).limit(1))  # fmt: skip
 
-    def get_run(self, run_id: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM runs WHERE id = ?", (run_id,))
-        return rows[0] if rows else None
+    def get_run(self, run_id: str) -> Row | None:
+        return self._first(_GET_RUN, {"id": run_id})
 
-    def set_run_status(
-        self, run_id: str, status: str, summary: dict[str, Any] | None = None
-    ) -> None:
-        if summary is None:
-            self.execute(
-                "UPDATE runs SET status = ?, updated_at = ? WHERE id = ?",
-                (status, time.time(), run_id),
-            )
-        else:
-            self.execute(
-                "UPDATE runs SET status = ?, summary = ?, updated_at = ? WHERE id = ?",
-                (status, _dumps(summary), time.time(), run_id),
-            )
+    def set_run_status(self, run_id: str, status: str, summary: dict[str, Any] | None = None) -> None:
+        values: dict[str, Any] = {"status": status, "updated_at": time.time()}
+        if summary is not None:
+            values["summary"] = _dumps(summary)
+        self._execute(runs.update().where(runs.c.id == run_id).values(**values))
 
-    def runs(self, kind: str | None = None, limit: int = 50) -> list[sqlite3.Row]:
+    def runs(self, kind: str | None = None, limit: int = 50) -> list[Row]:
+        statement = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.id.desc()).limit(limit)
         if kind:
-            return self.query(
-                "SELECT * FROM runs WHERE kind = ? ORDER BY created_at DESC LIMIT ?", (kind, limit)
-            )
-        return self.query("SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,))
+            statement = statement.where(runs.c.kind == kind)
+        return self._rows(statement)
 
     # -- datasets and items ----------------------------------------------
 
@@ -175,28 +224,21 @@ class Store:
         self, dataset_id: str, items: list[tuple[str, dict[str, Any]]], *, path: str, name: str
     ) -> None:
         """Store a dataset's items once (idempotent: same content, same id)."""
-        if self.query("SELECT 1 FROM datasets WHERE id = ?", (dataset_id,)):
+        if self._first(sa.select(datasets.c.id).where(datasets.c.id == dataset_id)):
             return
-        with self.transaction() as conn:
-            conn.execute(
-                "INSERT INTO datasets (id, path, name, n_items, created_at) VALUES (?, ?, ?, ?, ?)",
-                (dataset_id, path, name, len(items), time.time()),
-            )
-            conn.executemany(
-                "INSERT INTO items (dataset_id, idx, item_id, payload) VALUES (?, ?, ?, ?)",
-                [
-                    (dataset_id, idx, item_id, _dumps(payload))
+        with self.transaction():
+            added = self._insert_ignore(datasets, {"id": dataset_id, "path": path, "name": name,
+                                                   "n_items": len(items), "created_at": time.time()})  # fmt: skip
+            if added and items:
+                self._execute(items_table.insert(), [
+                    {"dataset_id": dataset_id, "idx": idx, "item_id": item_id, "payload": _dumps(payload)}
                     for idx, (item_id, payload) in enumerate(items)
-                ],
-            )
+                ])  # fmt: skip
 
     # -- model calls (cache + usage ledger) ------------------------------
 
-    def cached_call(self, cache_key: str) -> sqlite3.Row | None:
-        rows = self.query(
-            "SELECT * FROM model_calls WHERE cache_key = ? AND status = 'ok' ORDER BY id DESC LIMIT 1",
-            (cache_key,),
-        )
+    def cached_call(self, cache_key: str) -> Row | None:
+        rows, _ = self._hot("cached_call", lambda: _CACHED_CALL, {"key": cache_key})
         return rows[0] if rows else None
 
     def record_call(self, **fields: Any) -> int:
@@ -204,39 +246,62 @@ class Store:
         for key in ("request", "response"):
             if key in fields and not isinstance(fields[key], str | None):
                 fields[key] = _dumps(fields[key])
-        columns = ", ".join(fields)
-        marks = ", ".join("?" for _ in fields)
-        cur = self.execute(
-            f"INSERT INTO model_calls ({columns}) VALUES ({marks})", tuple(fields.values())
-        )
-        return int(cur.lastrowid or 0)
+        columns = tuple(fields)
 
-    def get_call(self, call_id: int) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM model_calls WHERE id = ?", (call_id,))
+        def build() -> sa.Executable:  # the new id: RETURNING on PostgreSQL, the cursor's lastrowid on SQLite
+            return model_calls.insert() if self.backend == "sqlite" else model_calls.insert().returning(_mc.id)
+
+        rows, last = self._hot(("record_call", columns), build, fields, columns)
+        return int(rows[0][0] if rows else last or 0)
+
+    def get_call(self, call_id: int) -> Row | None:
+        rows, _ = self._hot("get_call", lambda: _GET_CALL, {"id": call_id})
         return rows[0] if rows else None
 
     def usage(self, run_id: str | None = None) -> dict[str, Any]:
         """Totals of the calls actually made (cache hits are not calls)."""
-        where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
-        row = self.query(
-            "SELECT COUNT(*) AS calls, SUM(status = 'ok') AS ok, SUM(status != 'ok') AS failed,"
-            " COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens,"
-            " COALESCE(SUM(completion_tokens), 0) AS completion_tokens,"
-            " COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,"
-            " COALESCE(SUM(cost_usd), 0) AS cost_usd,"
-            " COALESCE(SUM(latency_s), 0) AS latency_s"
-            f" FROM model_calls {where}",
-            params,
-        )[0]
+        statement = sa.select(
+            sa.func.count().label("calls"), _count_if(_mc.status == "ok").label("ok"),
+            _count_if(_mc.status != "ok").label("failed"),
+            _zero_sum(_mc.prompt_tokens).label("prompt_tokens"),
+            _zero_sum(_mc.completion_tokens).label("completion_tokens"),
+            _zero_sum(_mc.reasoning_tokens).label("reasoning_tokens"),
+            _zero_sum(_mc.cost_usd).label("cost_usd"), _zero_sum(_mc.latency_s).label("latency_s"),
+        )  # fmt: skip
+        if run_id:
+            statement = statement.where(_mc.run_id == run_id)
+        row = self._rows(statement)[0]
         return {k: row[k] or 0 for k in row.keys()}
 
-    def usage_by_model(self) -> list[sqlite3.Row]:
-        return self.query(
-            "SELECT model, provider, COUNT(*) AS calls, SUM(status = 'ok') AS ok,"
-            " SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens,"
-            " SUM(reasoning_tokens) AS reasoning_tokens, SUM(cost_usd) AS cost_usd"
-            " FROM model_calls GROUP BY model, provider ORDER BY calls DESC"
-        )
+    def usage_by_model(self) -> list[Row]:
+        return self._rows(
+            sa.select(
+                _mc.model, _mc.provider, sa.func.count().label("calls"), _count_if(_mc.status == "ok").label("ok"),
+                sa.func.sum(_mc.prompt_tokens).label("prompt_tokens"),
+                sa.func.sum(_mc.completion_tokens).label("completion_tokens"),
+                sa.func.sum(_mc.reasoning_tokens).label("reasoning_tokens"),
+                sa.func.sum(_mc.cost_usd).label("cost_usd"),
+            ).group_by(_mc.model, _mc.provider).order_by(sa.desc("calls"), _mc.model, _mc.provider)
+        )  # fmt: skip
+
+    def usage_of_calls(self, call_ids: Iterable[int]) -> dict[str, Any]:
+        """Calls, prompt/completion tokens and cost (None when no call was priced) of these call ids.
+
+        The ids are looked up in chunks of ``IN_CHUNK``, so any number of them works.
+        """
+        total: dict[str, Any] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": None}
+        statement = sa.select(sa.func.count(), _zero_sum(_mc.prompt_tokens), _zero_sum(_mc.completion_tokens),
+                              sa.func.sum(_mc.cost_usd)).where(_mc.id.in_(sa.bindparam("ids", expanding=True)))  # fmt: skip
+        ids = sorted({int(i) for i in call_ids})
+        for start in range(0, len(ids), IN_CHUNK):
+            chunk = ids[start:start + IN_CHUNK]
+            calls, prompt, completion, cost = self._rows(statement, {"ids": chunk})[0]
+            total["calls"] += int(calls)
+            total["prompt_tokens"] += int(prompt)
+            total["completion_tokens"] += int(completion)
+            if cost is not None:
+                total["cost_usd"] = (total["cost_usd"] or 0) + float(cost)
+        return total
 
     # -- results ------------------------------------------------------------
 
@@ -255,44 +320,22 @@ class Store:
         is_correct: bool | None = None,
         error: str | None = None,
     ) -> None:
-        self.execute(
-            "INSERT OR REPLACE INTO results (run_id, idx, sample, item_id, call_id, status, answer,"
-            " correct_label, is_correct, error, record, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                run_id,
-                idx,
-                sample,
-                item_id,
-                call_id,
-                status,
-                answer,
-                correct_label,
-                None if is_correct is None else int(is_correct),
-                error,
-                _dumps(record),
-                time.time(),
-            ),
-        )
+        self._upsert(results, {
+            "run_id": run_id, "idx": idx, "sample": sample, "item_id": item_id, "call_id": call_id,
+            "status": status, "answer": answer, "correct_label": correct_label,
+            "is_correct": None if is_correct is None else int(is_correct), "error": error,
+            "record": _dumps(record), "created_at": time.time(),
+        })  # fmt: skip
 
-    def results(self, run_id: str) -> list[sqlite3.Row]:
-        return self.query(
-            "SELECT * FROM results WHERE run_id = ? ORDER BY idx, sample", (run_id,)
-        )
+    def results(self, run_id: str) -> list[Row]:
+        return self._rows(_RESULTS, {"run_id": run_id})
 
     def delete_results(self, run_id: str, idx: int) -> None:
-        self.execute("DELETE FROM results WHERE run_id = ? AND idx = ?", (run_id, idx))
+        self._execute(results.delete().where(results.c.run_id == run_id, results.c.idx == idx))
 
 
-def _split_sql(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
-
-
-def open_store(path: str | Path | None = None) -> Store:
+def open_store(location: str | Path | None = None) -> Store:
+    """The store at ``location``, or at ``$THEOREMBENCH_DB`` / the default file."""
     from theorembench.common.paths import default_db
 
-    return Store(path or default_db())
-
-
-def loads(text: str | None) -> Any:
-    return json.loads(text) if text else None
+    return Store(location or default_db())

@@ -7,7 +7,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
+
 from theorembench.store.db import Store, loads
+from theorembench.store.schema import papers, theorems
 
 
 def _dumps(value: Any) -> str:
@@ -38,37 +41,30 @@ class PaperRepo:
         existing = self.get(paper_id)
         if existing is None:
             fields.setdefault("status", "new")
-            cols = ["id", *fields, "created_at", "updated_at"]
-            self.store.execute(
-                f"INSERT INTO papers ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                [paper_id, *fields.values(), now, now],
-            )
+            self.store._execute(papers.insert(), {"id": paper_id, **fields, "created_at": now, "updated_at": now})
         elif fields:
-            sets = ", ".join(f"{k} = ?" for k in fields)
-            self.store.execute(f"UPDATE papers SET {sets}, updated_at = ? WHERE id = ?", [*fields.values(), now, paper_id])
+            self.store._execute(papers.update().where(papers.c.id == paper_id).values(**fields, updated_at=now))
 
     def get(self, paper_id: str) -> dict[str, Any] | None:
-        rows = self.store.query("SELECT * FROM papers WHERE id = ?", (paper_id,))
-        return _paper_dict(rows[0]) if rows else None
+        row = self.store._first(sa.select(papers).where(papers.c.id == paper_id))
+        return _paper_dict(row) if row else None
 
     def find(self, ref: str) -> dict[str, Any] | None:
         """By id, or by arXiv id without version (latest version)."""
         found = self.get(ref)
         if found:
             return found
-        rows = self.store.query("SELECT * FROM papers WHERE arxiv_id = ? ORDER BY version DESC LIMIT 1", (ref,))
-        return _paper_dict(rows[0]) if rows else None
+        row = self.store._first(sa.select(papers).where(papers.c.arxiv_id == ref)
+                                .order_by(papers.c.version.desc().nulls_last()).limit(1))  # fmt: skip
+        return _paper_dict(row) if row else None
 
     def list(self, *, month: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
-        where, params = [], []
+        statement = sa.select(papers).order_by(papers.c.created_at, papers.c.id)
         if month:
-            where.append("month = ?")
-            params.append(month)
+            statement = statement.where(papers.c.month == month)
         if status:
-            where.append("status = ?")
-            params.append(status)
-        sql = "SELECT * FROM papers" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY created_at, id"
-        return [_paper_dict(r) for r in self.store.query(sql, params)]
+            statement = statement.where(papers.c.status == status)
+        return [_paper_dict(r) for r in self.store._rows(statement)]
 
     def add_problem(self, paper_id: str, problem: str) -> None:
         paper = self.get(paper_id)
@@ -80,23 +76,19 @@ class PaperRepo:
     def put_theorem(self, paper_id: str, settings_key: str, *, path: str, record: dict | None,
                     reason: str, call_ids: list[int]) -> None:  # fmt: skip
         theorem = (record or {}).get("theorem") or {}
-        self.store.execute(
-            "INSERT OR REPLACE INTO theorems (paper_id, settings_key, path, env_name, label, reason, record,"
-            " call_ids, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (paper_id, settings_key, path, theorem.get("env_name"), theorem.get("label"), reason,
-             _dumps(record) if record is not None else None, _dumps(call_ids), time.time()),
-        )  # fmt: skip
+        self.store._upsert(theorems, {
+            "paper_id": paper_id, "settings_key": settings_key, "path": path, "env_name": theorem.get("env_name"),
+            "label": theorem.get("label"), "reason": reason, "record": _dumps(record) if record is not None else None,
+            "call_ids": _dumps(call_ids), "created_at": time.time(),
+        })  # fmt: skip
 
     def theorem(self, paper_id: str, settings_key: str | None = None) -> dict[str, Any] | None:
+        statement = sa.select(theorems).where(theorems.c.paper_id == paper_id)
         if settings_key:
-            rows = self.store.query("SELECT * FROM theorems WHERE paper_id = ? AND settings_key = ?",
-                                    (paper_id, settings_key))  # fmt: skip
-        else:
-            rows = self.store.query("SELECT * FROM theorems WHERE paper_id = ? ORDER BY created_at DESC LIMIT 1",
-                                    (paper_id,))  # fmt: skip
-        if not rows:
+            statement = statement.where(theorems.c.settings_key == settings_key)
+        row = self.store._first(statement.order_by(theorems.c.created_at.desc()).limit(1))
+        if row is None:
             return None
-        row = rows[0]
         return {"paper_id": row["paper_id"], "settings_key": row["settings_key"], "path": row["path"],
                 "reason": row["reason"], "record": loads(row["record"]), "call_ids": loads(row["call_ids"]),
                 "created_at": row["created_at"]}  # fmt: skip

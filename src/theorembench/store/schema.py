@@ -4,7 +4,7 @@ The same definitions serve SQLite and PostgreSQL. JSON values are kept as TEXT (
 :func:`theorembench.store.base.dumps`), times are seconds since the epoch as doubles, and
 ``model_calls.id`` is an autoincrementing key (``INTEGER PRIMARY KEY AUTOINCREMENT`` on
 SQLite, an identity column on PostgreSQL). Schema changes go through an Alembic revision in
-``store/alembic/versions`` as well as here; ``tests/test_store_migrations.py`` checks that the
+``store/alembic/versions`` as well as here; ``tests/test_store_backends.py`` checks that the
 two agree.
 """
 
@@ -18,9 +18,11 @@ _text = sa.Text
 _time = sa.Double
 
 
-def _json(name: str, default: str | None = None, nullable: bool = True) -> sa.Column:
-    server_default = None if default is None else sa.text(f"'{default}'")
-    return sa.Column(name, _text, nullable=nullable and default is None, server_default=server_default)
+def _json(name: str, default: str | None = None) -> sa.Column:
+    """A JSON value as TEXT: NOT NULL with a default when it has one (``'{}'``, ``'[]'``), else nullable."""
+    if default is None:
+        return sa.Column(name, _text)
+    return sa.Column(name, _text, nullable=False, server_default=sa.text(f"'{default}'"))
 
 
 def _count(name: str, default: int = 0) -> sa.Column:

@@ -13,9 +13,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlalchemy as sa
+
 from theorembench.store.db import Store
+from theorembench.store.schema import steps
 
 FINAL = ("ok", "rejected")
+_GET = sa.select(steps).where(steps.c.pipeline == sa.bindparam("pipeline"), steps.c.key == sa.bindparam("key"),
+                              steps.c.stage == sa.bindparam("stage"))  # fmt: skip
 
 
 @dataclass
@@ -37,9 +42,7 @@ class Steps:
         self.pipeline = pipeline
 
     def get(self, key: str, stage: str) -> StepResult | None:
-        rows = self.store.query(
-            "SELECT * FROM steps WHERE pipeline = ? AND key = ? AND stage = ?", (self.pipeline, key, stage)
-        )
+        rows, _ = self.store._hot("steps.get", lambda: _GET, {"pipeline": self.pipeline, "key": key, "stage": stage})
         if not rows:
             return None
         row = rows[0]
@@ -51,20 +54,19 @@ class Steps:
         return found if found is not None and found.status in FINAL else None
 
     def put(self, key: str, stage: str, result: StepResult) -> StepResult:
-        self.store.execute(
-            "INSERT OR REPLACE INTO steps (pipeline, key, stage, status, output, reason, call_ids, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (self.pipeline, key, stage, result.status,
-             None if result.output is None else json.dumps(result.output, ensure_ascii=False),
-             result.reason, json.dumps(result.call_ids), time.time()),
-        )  # fmt: skip
+        self.store._upsert(steps, {
+            "pipeline": self.pipeline, "key": key, "stage": stage, "status": result.status,
+            "output": None if result.output is None else json.dumps(result.output, ensure_ascii=False),
+            "reason": result.reason, "call_ids": json.dumps(result.call_ids), "updated_at": time.time(),
+        })  # fmt: skip
         return result
 
     def all(self, stage: str | None = None) -> list[tuple[str, str, StepResult]]:
-        sql = "SELECT * FROM steps WHERE pipeline = ?" + (" AND stage = ?" if stage else "") + " ORDER BY key, stage"
-        params = (self.pipeline, stage) if stage else (self.pipeline,)
+        statement = sa.select(steps).where(steps.c.pipeline == self.pipeline).order_by(steps.c.key, steps.c.stage)
+        if stage:
+            statement = statement.where(steps.c.stage == stage)
         return [
             (row["key"], row["stage"], StepResult(row["status"], json.loads(row["output"]) if row["output"] else None,
                                                   row["reason"], json.loads(row["call_ids"]), cached=True))
-            for row in self.store.query(sql, params)
+            for row in self.store._rows(statement)
         ]  # fmt: skip

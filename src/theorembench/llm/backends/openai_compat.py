@@ -8,20 +8,9 @@ from typing import Any
 
 import aiohttp
 
+from theorembench.common.retry import retry_after_seconds
 from theorembench.llm.structured import llama_cpp_schema
 from theorembench.llm.backends import HTTPStatusError, MalformedResponseError, RawOutput
-
-
-def _retry_after(headers: Any) -> float | None:
-    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(key)
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value) * scale)
-        except ValueError:
-            continue
-    return None
 
 
 class OpenAICompatBackend:
@@ -72,7 +61,7 @@ class OpenAICompatBackend:
         async with session.post(self.url, data=payload.encode(), headers=self.headers, timeout=timeout) as resp:
             text = await resp.text()
             if resp.status >= 300:
-                raise HTTPStatusError(resp.status, _error_message(text, resp.status), _retry_after(resp.headers))
+                raise HTTPStatusError(resp.status, _error_message(text, resp.status), retry_after_seconds(resp.headers))
         try:
             data = json.loads(text)
             choice = data["choices"][0]

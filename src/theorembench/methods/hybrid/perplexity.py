@@ -8,35 +8,17 @@ whose tokens are least perplexing given that prefix:
 
 over the n tokens of the option only (the prefix tokens are context, not scored).
 
-Where the log-probabilities come from
--------------------------------------
-The OpenAI-compatible legacy endpoint ``POST {base_url}/completions`` with
-``echo: true``, ``logprobs: 1`` and ``max_tokens: 1`` returns, per token of the
-prompt (and of the one generated token), ``tokens``, ``token_logprobs`` (the
-first prompt token's is ``null``: nothing conditions it), ``text_offset`` and
-``top_logprobs``. vLLM and llama-cpp-python's server both answer this.
+This module scores options and questions and weighs the result; the parts it is
+built from live beside it and are re-exported here:
 
-* The option's token span is found from ``text_offset``: a token belongs to the
-  option when it ends after the end of the prefix (a token straddling the
-  boundary belongs to the option, so every option character is scored). The
-  offsets are checked against the text (a vLLM BOS token such as
-  ``<|begin_of_text|>`` is counted in vLLM's offsets but is not in the text; the
-  shift is detected, not assumed). Tokens past the prompt (the generated one)
-  are dropped.
-* llama-cpp-python (0.3.x) needs its model loaded with ``logits_all`` for any
-  logprobs; its server's default is ``--logits_all true`` (a server started with
-  ``--logits_all false`` answers HTTP 500 "logprobs is not supported for models
-  created with logits_all=False", reported here as :class:`PerplexityUnsupported`).
-* llama-cpp-python drops a leading BOS token from the echoed tokens and lines
-  each token up with the logits row *after* it. For a model whose GGUF says
-  ``add_bos_token = false`` (SmolLM2: BOS ``<|im_start|>``, not added) that is
-  one token off: every returned log-prob belongs to the next token. Sending the
-  BOS token's text in front of the prompt (``bos_text``) puts the BOS back, the
-  server drops it again and the rows line up. ``bos_text="auto"`` (default)
-  finds out with a cheap probe (:func:`check_alignment`: on a counting sequence
-  the top-1 prediction must be the token itself, not its successor) and, when
-  the log-probs are shifted, tries the usual BOS spellings; the answer is cached
-  per (base_url, model).
+* :mod:`.perplexity_client`: where the log-probabilities come from (the
+  OpenAI-compatible legacy ``POST {base_url}/completions`` with ``echo: true``
+  and ``logprobs``, as vLLM and llama-cpp-python's server answer it) and the
+  errors :class:`PerplexityError` / :class:`PerplexityUnsupported`.
+* :mod:`.perplexity_alignment`: finding the option's tokens from
+  ``text_offset``, and ``bos_text="auto"``: the probe (:func:`check_alignment`)
+  that detects llama-cpp-python's one-token shift for models that add no BOS,
+  and the BOS spelling that fixes it (:func:`resolve_bos_text`).
 
 Scoring
 -------
@@ -52,18 +34,35 @@ gives c = 100 / sum_q k_q:
 from __future__ import annotations
 
 import asyncio
-import json
 import math
-import os
-import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import aiohttp
 
+from theorembench.methods.hybrid.perplexity_alignment import (
+    BOS_CANDIDATES,
+    PROBE_TEXT,
+    AlignmentCheck,
+    _bos_cache,  # noqa: F401  (the probe cache; tests clear it as ``perplexity._bos_cache``)
+    check_alignment,
+    option_logprobs,
+    prompt_tokens,
+    resolve_bos,
+    resolve_bos_text,
+)
+from theorembench.methods.hybrid.perplexity_client import (
+    NEED_SERVER,
+    CompletionsClient,
+    PerplexityError,
+    PerplexityUnsupported,
+)
+
 __all__ = [
+    "BOS_CANDIDATES",
     "DEFAULT_PREFIX",
+    "PROBE_TEXT",
     "AlignmentCheck",
     "OptionScore",
     "PerplexityError",
@@ -80,33 +79,6 @@ __all__ = [
 #: Question prefix used by :func:`score_questions` unless told otherwise.
 DEFAULT_PREFIX = "The following is a correct piece of mathematics, taken from a reference text.\n\n"
 
-#: BOS spellings tried by ``bos_text="auto"`` when a server's prompt log-probs are shifted.
-BOS_CANDIDATES: tuple[str, ...] = (
-    "<|im_start|>", "<|endoftext|>", "<s>", "<|begin_of_text|>", "<bos>", "<|startoftext|>",
-)  # fmt: skip
-
-#: The probe of :func:`check_alignment`: every token is easy to predict from the ones before.
-PROBE_TEXT = ", ".join(str(i) for i in range(1, 13))
-
-_LOGITS_ALL_HINT = (
-    "llama-cpp-python returns prompt log-probabilities only when the model is loaded with "
-    "logits_all: start the server with `python -m llama_cpp.server ... --logits_all true` "
-    "(that is the server's default)"
-)
-_NEED_SERVER = (
-    "perplexity-based evaluation needs prompt log-probabilities from the legacy "
-    "`/v1/completions` endpoint with `echo: true` and `logprobs` (vLLM, or llama-cpp-python's "
-    "server with --logits_all true); chat-only APIs cannot give them"
-)
-
-
-class PerplexityError(RuntimeError):
-    """One question (or option) could not be scored."""
-
-
-class PerplexityUnsupported(PerplexityError):
-    """The server cannot return log-probabilities of a given text."""
-
 
 @dataclass
 class OptionScore:
@@ -121,276 +93,22 @@ class OptionScore:
         return asdict(self)
 
 
-@dataclass
-class AlignmentCheck:
-    """How the server's prompt log-probs line up with its tokens (see :func:`check_alignment`)."""
-
-    aligned_hits: int
-    shifted_hits: int
-    n_tokens: int
-    bos_text: str | None
-
-    @property
-    def aligned(self) -> bool:
-        return self.aligned_hits >= self.shifted_hits
-
-
-# ------------------------------------------------------------------------------------ HTTP
-
-
-@dataclass
-class _Client:
-    base_url: str
-    model: str
-    api_key: str | None
-    timeout: float
-    retries: int = 3
-    session: aiohttp.ClientSession | None = None
-    semaphore: asyncio.Semaphore | None = None
-    _own: bool = field(default=False, repr=False)
-
-    async def __aenter__(self) -> _Client:
-        if self.session is None:
-            self.session = aiohttp.ClientSession()
-            self._own = True
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._own and self.session is not None:
-            await self.session.close()
-            self.session = None
-
-    async def completion(self, prompt: str) -> dict[str, Any]:
-        """POST /completions with echo + logprobs; the first choice, with retries on transient errors."""
-        body = {"model": self.model, "prompt": prompt, "echo": True, "logprobs": 1, "max_tokens": 1,
-                "temperature": 0.0}  # fmt: skip
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        url = self.base_url.rstrip("/") + "/completions"
-        payload = json.dumps(body, ensure_ascii=False).encode()
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                if self.semaphore is not None:
-                    async with self.semaphore:
-                        status, text = await self._post(url, payload, headers)
-                else:
-                    status, text = await self._post(url, payload, headers)
-            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-                if attempt > self.retries:
-                    raise PerplexityError(f"{url}: {type(exc).__name__}: {exc}") from None
-                await asyncio.sleep(_backoff(attempt))
-                continue
-            if status < 300:
-                try:
-                    data = json.loads(text)
-                    choice = data["choices"][0]
-                except (ValueError, KeyError, IndexError, TypeError):
-                    if attempt > self.retries:
-                        raise PerplexityError(f"{url}: unexpected response body {text[:200]!r}") from None
-                    await asyncio.sleep(_backoff(attempt))
-                    continue
-                if not isinstance(choice, dict):
-                    raise PerplexityError(f"{url}: unexpected choice {choice!r:.200}")
-                return choice
-            message = _error_message(text, status)
-            low = message.lower()
-            if "logits_all" in low:
-                raise PerplexityUnsupported(f"{url}: HTTP {status}: {message}. {_LOGITS_ALL_HINT}")
-            if status in (404, 405, 501):
-                raise PerplexityUnsupported(f"{url}: HTTP {status}: {message}. {_NEED_SERVER}")
-            if status in (400, 422) and ("echo" in low or "logprob" in low):
-                raise PerplexityUnsupported(f"{url}: HTTP {status}: {message}. {_NEED_SERVER}")
-            retryable = status == 429 or status in (408, 409) or status >= 500
-            if not retryable or attempt > self.retries:
-                raise PerplexityError(f"{url}: HTTP {status}: {message}")
-            await asyncio.sleep(_backoff(attempt))
-
-    async def _post(self, url: str, payload: bytes, headers: dict[str, str]) -> tuple[int, str]:
-        assert self.session is not None
-        timeout = aiohttp.ClientTimeout(total=self.timeout) if self.timeout else aiohttp.ClientTimeout(total=None)
-        async with self.session.post(url, data=payload, headers=headers, timeout=timeout) as resp:
-            return resp.status, await resp.text()
-
-
-def _backoff(attempt: int) -> float:
-    base = float(os.environ.get("THEOREMBENCH_RETRY_BACKOFF", "1.0"))
-    return min(30.0, base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
-
-
-def _error_message(text: str, status: int) -> str:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text[:300] or f"HTTP {status}"
-    err = data.get("error", data) if isinstance(data, dict) else data
-    if isinstance(err, dict):
-        return str(err.get("message") or err.get("detail") or err)[:300]
-    return str(err)[:300]
-
-
-# ------------------------------------------------------------------ token spans and offsets
-
-
-@dataclass
-class _Tok:
-    start: int  # character position in the scored text
-    end: int
-    text: str
-    logprob: float | None
-    top: dict[str, float] | None
-
-
-def _prompt_tokens(choice: Mapping[str, Any], text: str, sent_before: str) -> list[_Tok]:
-    """The returned tokens that lie in ``text``, with positions relative to ``text``.
-
-    ``sent_before`` is what was sent in front of ``text`` (a BOS spelling); a
-    server may or may not count it, or its own BOS token, in ``text_offset``: the
-    shift is chosen so that the token strings match the text.
-    """
-    lp = choice.get("logprobs")
-    if not isinstance(lp, Mapping):
-        raise PerplexityUnsupported(f"the server returned no log-probabilities (logprobs: {lp!r:.60}). {_NEED_SERVER}")
-    tokens, values, offsets = lp.get("tokens"), lp.get("token_logprobs"), lp.get("text_offset")
-    tops = lp.get("top_logprobs")
-    if not isinstance(tokens, list) or not isinstance(values, list) or not tokens:
-        raise PerplexityUnsupported(f"the server's logprobs have no tokens / token_logprobs. {_NEED_SERVER}")
-    if len(values) != len(tokens):
-        raise PerplexityError(f"{len(tokens)} tokens but {len(values)} token_logprobs")
-    if not isinstance(offsets, list) or len(offsets) != len(tokens):
-        raise PerplexityUnsupported("the server's logprobs have no text_offset for every token; cannot find "
-                                    "the option's tokens")  # fmt: skip
-    if not isinstance(tops, list) or len(tops) != len(tokens):
-        tops = [None] * len(tokens)
-    tokens = [t if isinstance(t, str) else "" for t in tokens]
-    offsets = [int(o) for o in offsets]
-
-    shifts = sorted({0, len(sent_before), len(tokens[0]), len(tokens[0]) + len(sent_before)})
-    best: tuple[int, int] | None = None  # (matched, -shift)
-    for shift in shifts:
-        inside = matched = 0
-        first = None
-        for tok, off in zip(tokens, offsets):
-            pos = off - shift
-            if not 0 <= pos < len(text):
-                continue
-            first = pos if first is None else min(first, pos)
-            if tok and "\ufffd" not in tok:
-                inside += 1
-                matched += text.startswith(tok, pos)
-        if first != 0 or inside == 0 or matched < 0.9 * inside:
-            continue
-        if best is None or matched > best[0]:
-            best = (matched, -shift)
-    if best is None:
-        if len("".join(tokens)) < len(text) / 2:
-            raise PerplexityUnsupported("the server returned log-probabilities of generated tokens only, not of "
-                                        f"the prompt (echo ignored). {_NEED_SERVER}")  # fmt: skip
-        raise PerplexityError("cannot line the returned tokens up with the prompt text "
-                              f"(tokens {tokens[:6]!r}..., offsets {offsets[:6]!r}...)")  # fmt: skip
-    shift = -best[1]
-    out: list[_Tok] = []
-    n = len(tokens)
-    for i in range(n):
-        pos = offsets[i] - shift
-        if not 0 <= pos < len(text):
-            continue
-        end = min(offsets[i + 1] - shift, len(text)) if i + 1 < n else len(text)
-        value = values[i]
-        logprob = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-        top = tops[i] if isinstance(tops[i], Mapping) else None
-        out.append(_Tok(pos, max(end, pos), tokens[i], logprob, top))
-    return out
-
-
-def _option_logprobs(toks: list[_Tok], prefix_len: int) -> list[float | None]:
-    """Log-probs of the tokens that carry option characters (those ending after the prefix)."""
-    return [t.logprob for t in toks if t.end > prefix_len or t.start >= prefix_len]
-
-
-# ------------------------------------------------------------------------ alignment / BOS
-
-_bos_cache: dict[tuple[str, str], str | None] = {}
-
-
-async def _check(client: _Client, bos_text: str | None) -> AlignmentCheck:
-    sent = (bos_text or "") + PROBE_TEXT
-    choice = await client.completion(sent)
-    toks = _prompt_tokens(choice, PROBE_TEXT, bos_text or "")
-    if all(t.logprob is None for t in toks):
-        raise PerplexityUnsupported(f"the server echoed the prompt but gave no log-probabilities. {_NEED_SERVER}")
-    aligned = shifted = counted = 0
-    for i, tok in enumerate(toks):
-        if not tok.top:
-            continue
-        top1 = max(tok.top.items(), key=lambda kv: kv[1])[0]
-        counted += 1
-        aligned += top1 == tok.text
-        shifted += i + 1 < len(toks) and top1 == toks[i + 1].text
-    return AlignmentCheck(aligned, shifted, counted, bos_text)
-
-
-async def check_alignment(base_url: str, model: str, *, bos_text: str | None = None, api_key: str | None = None,
-                          timeout: float = 120) -> AlignmentCheck:  # fmt: skip
-    """Probe whether the server's prompt log-probs belong to their own tokens.
-
-    On :data:`PROBE_TEXT` (``1, 2, 3, ...``) the top-1 prediction of a correctly
-    aligned row is the token itself; one token off (llama-cpp-python with a
-    model that adds no BOS) it is the next token. Raises
-    :class:`PerplexityUnsupported` when no prompt log-probs come back at all.
-    """
-    async with _Client(base_url, model, api_key, timeout) as client:
-        return await _check(client, bos_text)
-
-
-async def _resolve(client: _Client) -> str | None:
-    key = (client.base_url.rstrip("/"), client.model)
-    if key in _bos_cache:
-        return _bos_cache[key]
-    first = await _check(client, None)
-    found: str | None = None
-    if not first.aligned:
-        for cand in BOS_CANDIDATES:
-            try:
-                check = await _check(client, cand)
-            except PerplexityError:
-                continue
-            if check.aligned and check.aligned_hits > check.shifted_hits:
-                found = cand
-                break
-        else:
-            raise PerplexityUnsupported(
-                f"the server's prompt log-probabilities are one token off (probe: {first.aligned_hits} aligned vs "
-                f"{first.shifted_hits} shifted top-1 hits) and no BOS spelling in {list(BOS_CANDIDATES)} fixes it: "
-                "this is llama-cpp-python with a model that adds no BOS token; pass bos_text=<the model's BOS text>"
-            )
-    _bos_cache[key] = found
-    return found
-
-
-async def resolve_bos_text(base_url: str, model: str, *, api_key: str | None = None, timeout: float = 120) -> str | None:
-    """What ``bos_text="auto"`` sends in front of every prompt for this server and model (cached)."""
-    async with _Client(base_url, model, api_key, timeout) as client:
-        return await _resolve(client)
-
-
 # ------------------------------------------------------------------------------- scoring
 
 
-async def _score_options(client: _Client, prefix: str, options: Sequence[str], bos_text: str | None) -> list[OptionScore]:
+async def _score_options(client: CompletionsClient, prefix: str, options: Sequence[str],
+                         bos_text: str | None) -> list[OptionScore]:  # fmt: skip
     if bos_text == "auto":
-        bos_text = await _resolve(client)
+        bos_text = await resolve_bos(client)
     before = bos_text or ""
 
     async def one(index: int, option: str) -> OptionScore:
         text = prefix + option
         choice = await client.completion(before + text)
-        toks = _prompt_tokens(choice, text, before)
+        toks = prompt_tokens(choice, text, before)
         if len(toks) > 1 and all(t.logprob is None for t in toks):
-            raise PerplexityUnsupported(f"the server echoed the prompt but gave no log-probabilities. {_NEED_SERVER}")
-        values = [v for v in _option_logprobs(toks, len(prefix)) if v is not None]
+            raise PerplexityUnsupported(f"the server echoed the prompt but gave no log-probabilities. {NEED_SERVER}")
+        values = [v for v in option_logprobs(toks, len(prefix)) if v is not None]
         if not values:
             raise PerplexityError(f"option {index}: no scored tokens (an option needs a non-empty prefix before it)")
         mean = math.fsum(values) / len(values)
@@ -423,11 +141,11 @@ async def option_perplexities(
     """Perplexity of each option given ``prefix`` (one request per option; answers in option order).
 
     ``prefix + option`` is scored exactly as given (put any separator in the
-    prefix). ``bos_text``: ``"auto"`` (probe once per server and model, see the
-    module docstring), ``None`` (send nothing in front) or a literal string.
+    prefix). ``bos_text``: ``"auto"`` (probe once per server and model, see
+    :mod:`.perplexity_alignment`), ``None`` (send nothing in front) or a literal string.
     """
     _check_options(options)
-    async with _Client(base_url, model, api_key, timeout, retries, session=session) as client:
+    async with CompletionsClient(base_url, model, api_key, timeout, retries, session=session) as client:
         return await _score_options(client, prefix, options, bos_text)
 
 
@@ -502,10 +220,10 @@ async def score_questions(
         if not 0 <= int(q["correct"]) < len(q["options"]):
             raise ValueError(f"question {q.get('id')!r}: correct index {q['correct']!r} out of range")
     weights = question_weights([len(q["options"]) for q in items]) if items else []
-    async with _Client(base_url, model, api_key, timeout, retries,
-                       semaphore=asyncio.Semaphore(max(1, concurrency))) as client:  # fmt: skip
+    async with CompletionsClient(base_url, model, api_key, timeout, retries,
+                                 semaphore=asyncio.Semaphore(max(1, concurrency))) as client:  # fmt: skip
         if bos_text == "auto" and items:
-            bos_text = await _resolve(client)
+            bos_text = await resolve_bos(client)
 
         async def one(i: int, q: Mapping[str, Any]) -> dict[str, Any]:
             detail: dict[str, Any] = {"id": q.get("id", i), "correct": int(q["correct"]),

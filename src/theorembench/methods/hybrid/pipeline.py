@@ -249,12 +249,7 @@ def write_outputs(store: Store, outcome: HybridOutcome, out_dir: Path, cfg: Hybr
         for result in group.values():
             call_ids.extend(result.call_ids)
     ids = sorted(set(call_ids))
-    usage = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": None}
-    if ids:
-        marks = ",".join("?" for _ in ids)
-        row = store.query(f"SELECT COUNT(*) AS c, COALESCE(SUM(prompt_tokens),0) AS p, COALESCE(SUM(completion_tokens),0) AS t,"
-                          f" SUM(cost_usd) AS cost FROM model_calls WHERE id IN ({marks})", ids)[0]  # fmt: skip
-        usage = {"calls": row["c"], "prompt_tokens": row["p"], "completion_tokens": row["t"], "cost_usd": row["cost"]}
+    usage = store.usage_of_calls(ids)
     nq = len(outcome.questions)
     funnel = {"seeds": len(outcome.seeds), "kept_seeds": len(outcome.kept_seeds),
               "distractors": len(outcome.distractors), "kept_distractors": len(outcome.kept_distractors),

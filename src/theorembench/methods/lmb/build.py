@@ -66,17 +66,13 @@ def stage_costs(store: Store, calls_by_stage: dict[str, list[int]], accepted: in
         ids = sorted(set(calls_by_stage.get(stage, [])))
         if not ids:
             continue
-        marks = ",".join("?" for _ in ids)
-        r = store.query(
-            "SELECT COUNT(*) AS calls, COALESCE(SUM(prompt_tokens),0) AS p, COALESCE(SUM(completion_tokens),0) AS c,"
-            f" SUM(cost_usd) AS cost FROM model_calls WHERE id IN ({marks})", ids,
-        )[0]  # fmt: skip
+        u = store.usage_of_calls(ids)
         rows.append({
-            "stage": stage, "calls": r["calls"], "prompt_tokens": r["p"], "completion_tokens": r["c"],
-            "cost_usd": r["cost"],
-            "calls_per_accepted": r["calls"] / accepted if accepted else None,
-            "tokens_per_accepted": (r["p"] + r["c"]) / accepted if accepted else None,
-            "cost_per_accepted": (r["cost"] / accepted) if accepted and r["cost"] is not None else None,
+            "stage": stage, "calls": u["calls"], "prompt_tokens": u["prompt_tokens"],
+            "completion_tokens": u["completion_tokens"], "cost_usd": u["cost_usd"],
+            "calls_per_accepted": u["calls"] / accepted if accepted else None,
+            "tokens_per_accepted": (u["prompt_tokens"] + u["completion_tokens"]) / accepted if accepted else None,
+            "cost_per_accepted": (u["cost_usd"] / accepted) if accepted and u["cost_usd"] is not None else None,
         })  # fmt: skip
     return rows
 

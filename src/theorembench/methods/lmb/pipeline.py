@@ -105,9 +105,6 @@ class Builder:
         obj, _ = await self.llm.generate_json(model, messages, schema, settings, purpose=purpose, sample=sample)
         return obj
 
-    async def _step(self, key: str, stage: str, fn: Callable[[], Any]) -> StepResult:
-        return await self.runner.run(key, stage, fn)
-
     # -- per source -------------------------------------------------------------------
 
     async def source_stages(self, src: Source) -> dict[str, StepResult]:
@@ -126,7 +123,7 @@ class Builder:
             return {"sketch": obj["sketch"].strip(), "expanded_sketch": (obj.get("expanded_sketch") or "").strip()
                     or "No expanded sketch found."}  # fmt: skip
 
-        out["sketch"] = await self._step(src.source_id, "sketch", sketch)
+        out["sketch"] = await self.runner.run(src.source_id, "sketch", sketch)
         if not out["sketch"].ok:
             return out
 
@@ -139,7 +136,7 @@ class Builder:
                 raise StageFailure(f"no known category in {obj.get('categories')}")
             return {"theorem_type": cats, "reason": obj.get("reason", "")}
 
-        out["classify"] = await self._step(src.source_id, "classify", classify)
+        out["classify"] = await self.runner.run(src.source_id, "classify", classify)
         if not out["classify"].ok:
             return out
         category = out["classify"].output["theorem_type"][0]
@@ -173,7 +170,7 @@ class Builder:
                     "correct_choice": {"label": "A", "text": question["correct_choice"]["text"].strip()},
                     "red_flag_history": history, "repaired": repaired}  # fmt: skip
 
-        out["stem"] = await self._step(src.source_id, "stem", stem)
+        out["stem"] = await self.runner.run(src.source_id, "stem", stem)
         return out
 
     # -- per variant ----------------------------------------------------------------------
@@ -224,7 +221,7 @@ class Builder:
             return {"choices": obj["choices"], "meta": obj["meta"], "sketch_usage_meta": obj["sketch_usage_meta"],
                     "surface": report.measures}  # fmt: skip
 
-        out["distractors"] = await self._step(item_id, "distractors", distractors)
+        out["distractors"] = await self.runner.run(item_id, "distractors", distractors)
         if not out["distractors"].ok:
             return out
         dis = out["distractors"].output
@@ -251,7 +248,7 @@ class Builder:
                 raise Rejected(f"invalid LaTeX after {self.cfg.latex.repairs} repair round(s): {issues}")
             return {"strings": strings, "checked": True, "skipped": list(report.skipped)}
 
-        out["latex"] = await self._step(item_id, "latex", latex)
+        out["latex"] = await self.runner.run(item_id, "latex", latex)
         if not out["latex"].ok:
             return out
         strings = out["latex"].output["strings"]
@@ -281,7 +278,7 @@ class Builder:
                 return {"rubric": obj, "passed": False}
             return {"rubric": obj, "passed": True}
 
-        out["rubric"] = await self._step(item_id, "rubric", rubric)
+        out["rubric"] = await self.runner.run(item_id, "rubric", rubric)
         if not out["rubric"].ok or not out["rubric"].output["passed"]:
             return out
         if not self.cfg.filters.stem_only:
@@ -299,7 +296,7 @@ class Builder:
                     "match": trivial, "verdict": "stem-trivial" if trivial else "stem-nontrivial",
                     "reason": verdict.get("reason", "")}  # fmt: skip
 
-        out["stem_only"] = await self._step(item_id, "stem_only", stem_only)
+        out["stem_only"] = await self.runner.run(item_id, "stem_only", stem_only)
         return out
 
     # -- assembling an item in the released layout ------------------------------------------
@@ -440,7 +437,7 @@ async def calibrate(builder: Builder, pool: list[dict[str, Any]]) -> dict[str, d
             return {"model_answer": answer, "correct_answer": presented.correct_label,
                     "model_is_correct": answer == presented.correct_label}  # fmt: skip
 
-        result = await builder._step(item["id"], "calibrate", run)
+        result = await builder.runner.run(item["id"], "calibrate", run)
         if result.ok:
             results[item["id"]] = result.output | {"call_ids": result.call_ids}
 

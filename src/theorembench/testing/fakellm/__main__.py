@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import sys
 
-import theorembench.testing.fakellm as fakellm
+from theorembench.testing import fakellm
 from theorembench.testing.fakellm.server import FakeLLMServer
 
 

@@ -44,6 +44,7 @@ async def stream_messages(
     ct: int,
 ) -> web.StreamResponse:
     """Send the reply as Anthropic SSE events (``message_start`` ... ``message_stop``)."""
+
     def event(name: str, data: dict[str, Any]) -> bytes:
         return f"event: {name}\ndata: ".encode("ascii") + json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n\n"
 
@@ -55,7 +56,11 @@ async def stream_messages(
         out.append(
             event(
                 "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                },
             )
         )
         for p in text_pieces(reasoning):
@@ -68,7 +73,11 @@ async def stream_messages(
         out.append(
             event(
                 "content_block_delta",
-                {"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "sig"}},
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "signature_delta", "signature": "sig"},
+                },
             )
         )
         out.append(event("content_block_stop", {"type": "content_block_stop", "index": index}))

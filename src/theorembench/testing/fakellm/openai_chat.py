@@ -26,9 +26,7 @@ def chat_body(
     message: dict[str, Any] = {"role": "assistant", "content": reply}
     if reasoning:
         message["reasoning_content"] = reasoning
-    choices = [
-        {"index": i, "message": dict(message), "finish_reason": finish, "logprobs": None} for i in range(n)
-    ]
+    choices = [{"index": i, "message": dict(message), "finish_reason": finish, "logprobs": None} for i in range(n)]
     return {
         "id": f"chatcmpl-fake{rid}",
         "object": "chat.completion",

@@ -93,11 +93,7 @@ class LLMRequestHandler(RequestRecorder):
     ) -> web.StreamResponse:
         script = self._script
         # --- max_responses: hold everything beyond the budget until release/stop
-        if (
-            script.max_responses is not None
-            and script.admitted >= script.max_responses
-            and not self._hold_lifted
-        ):
+        if script.max_responses is not None and script.admitted >= script.max_responses and not self._hold_lifted:
             gen = self._release_gen
             self._record_held(rec)
             try:
