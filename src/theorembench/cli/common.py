@@ -22,6 +22,7 @@ from rich.progress import (
 
 from theorembench.common.errors import UserError
 from theorembench.store import Store, StoreError, open_store
+from theorembench.store.use import use_store
 
 out = Console()
 err = Console(stderr=True)
@@ -47,6 +48,13 @@ def store(db: str | Path | None) -> Store:
         return open_store(db)
     except StoreError as exc:
         raise fail(str(exc)) from None
+
+
+@contextmanager
+def opened_store(db: str | Path | None) -> Iterator[Store]:
+    """The store named by ``--db``, closed on leaving; its errors and the block's user errors end in one line."""
+    with user_errors(), use_store(db) as st:
+        yield st
 
 
 @contextmanager

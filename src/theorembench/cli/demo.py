@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from theorembench.cli.common import DbOption, out, store
+from theorembench.cli.common import DbOption, opened_store, out
 from theorembench.cli.eval import run_mcq_command
 from theorembench.cli.lmb import run_lmb_build
 from theorembench.cli.papers import extract_with_progress, summary_line
@@ -30,7 +30,8 @@ def demo(
     db: DbOption = None,
 ) -> None:
     """The main job, offline on the embedded model: sample papers -> theorems -> questions -> evaluation -> report."""
-    from theorembench.pipeline.papers import add_local, extraction_settings
+    from theorembench.latex.extract import ExtractSettings
+    from theorembench.pipeline.papers import add_local
     from theorembench.report.tables import write_report
     from theorembench.store.papers import PaperRepo
 
@@ -38,21 +39,19 @@ def demo(
     out.print("The embedded model is tiny and gets mathematics wrong: this shows the machinery, not a score.\n")
 
     # 1. papers -> main theorems (the rule path finds them; no model needed)
-    st = store(db)
-    repo = PaperRepo(st)
     papers_root = resources.files("theorembench.data").joinpath("papers")
     ids = []
-    with resources.as_file(papers_root) as root:
+    with opened_store(db) as st, resources.as_file(papers_root) as root:
+        repo = PaperRepo(st)
         folders = sorted(p for p in Path(root).iterdir() if p.is_dir())
         out.print(f"[bold]1. papers[/]: {len(folders)} sample papers shipped with theorembench")
         for folder in folders:
             ids.append(add_local(repo, folder))
-    done = extract_with_progress(repo, ids, extraction_settings(llm_fallback=False), None)
-    for paper_id in ids:
-        paper = repo.get(paper_id)
-        assert paper is not None
-        out.print("   " + summary_line(paper, done.get(paper_id)), markup=False, highlight=False)
-    st.close()
+        done = extract_with_progress(repo, ids, ExtractSettings(llm_fallback=False), None)
+        for paper_id in ids:
+            paper = repo.get(paper_id)
+            assert paper is not None
+            out.print("   " + summary_line(paper, done.get(paper_id)), markup=False, highlight=False)
 
     # 2. theorems -> questions (all stages, lowered thresholds)
     out.print(f"\n[bold]2. questions[/]: sketch, taxonomy, stem, distractors, LaTeX check, rubric, calibration ({model})")

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, call, out, progress, store
+from theorembench.cli.common import DbOption, call, opened_store, out, progress
 from theorembench.common.outputs import write_jsonl
 
 hybrid_app = typer.Typer(help="Proof2Hybrid: m-out-of-n multiple-judge questions from definitions and proofs.",
@@ -34,12 +34,11 @@ def hybrid_seeds(
     """Seed items: one per definition and per statement followed by its proof."""
     from theorembench.methods.hybrid.service import collect_seeds
 
-    st = store(db) if paper else None
-    try:
-        seeds, problems = call(collect_seeds, st, stacks=stacks, chapters=chapter, papers=paper)
-    finally:
-        if st is not None:
-            st.close()
+    if paper:
+        with opened_store(db) as st:
+            seeds, problems = collect_seeds(st, stacks=stacks, chapters=chapter, papers=paper)
+    else:
+        seeds, problems = call(collect_seeds, None, stacks=stacks, chapters=chapter)
     table = Table("source", "chapter", "definitions", "statement+proof", title="seeds", title_justify="left")
     counts: dict[tuple[str, str], list[int]] = {}
     for s in seeds:
@@ -86,12 +85,8 @@ def run_hybrid_build(*, db: str | Path | None, out_dir: Path = Path("hybrid"), *
         if stage == "seed_filter":
             bar.update(task, advance=1, note=f"{key} {status}")
 
-    st = store(db)
-    try:
-        with bar:
-            summary = call(build_hybrid, st, out_dir=out_dir, on_seeds=on_seeds, on_step=on_step, **options)
-    finally:
-        st.close()
+    with opened_store(db) as st, bar:
+        summary = build_hybrid(st, out_dir=out_dir, on_seeds=on_seeds, on_step=on_step, **options)
     f = summary["funnel"]
     table = Table(*("seeds", "kept seeds", "distractors", "kept distractors", "questions"),
                   title="Proof2Hybrid funnel", title_justify="left")  # fmt: skip
@@ -121,12 +116,9 @@ def hybrid_eval(
     """Score a model generation-based (loose and tight) and/or perplexity-based, with random baselines."""
     from theorembench.methods.hybrid.service import evaluate_hybrid
 
-    st = store(db)
-    try:
-        results, path = call(evaluate_hybrid, st, folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
-                             max_connections=max_connections, out_path=out_path, log_dir=log_dir)  # fmt: skip
-    finally:
-        st.close()
+    with opened_store(db) as st:
+        results, path = evaluate_hybrid(st, folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
+                                        max_connections=max_connections, out_path=out_path, log_dir=log_dir)  # fmt: skip
     table = Table("metric", "score", "random guess", title=f"Proof2Hybrid: {model}", title_justify="left")
     if "generation" in results:
         s = results["generation"]["summary"]

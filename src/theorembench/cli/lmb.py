@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, call, out, progress, store
+from theorembench.cli.common import DbOption, opened_store, out, progress
 
 lmb_app = typer.Typer(help="LiveMathematicianBench: theorems -> hard multiple-choice questions.", no_args_is_help=True)
 
@@ -51,13 +51,9 @@ def run_lmb_build(*, db: str | Path | None, **options: Any) -> Any:
     def on_stage(key: str, stage: str, status: str) -> None:
         bar.update(task, advance=1 if stage != "calibrate" else 0, note=f"{key} {stage} {status}")
 
-    st = store(db)
-    try:
-        with bar:
-            result = call(build_lmb, st, on_sources=on_sources, on_stage=on_stage, **options)
-            bar.update(task, completed=bar.tasks[0].total, note="done")
-    finally:
-        st.close()
+    with opened_store(db) as st, bar:
+        result = build_lmb(st, on_sources=on_sources, on_stage=on_stage, **options)
+        bar.update(task, completed=bar.tasks[0].total, note="done")
     out.print(funnel_table(result))
     out.print(cost_table(result))
     if result.rejections:

@@ -10,11 +10,11 @@ import typer
 from rich.table import Table
 
 from theorembench.cli.common import DbOption, call, fail, out, progress, store
+from theorembench.latex.extract import ExtractSettings
 from theorembench.pipeline.papers import (
     DEFAULT_EXTRACTOR,
     add_local,
     extract_papers,
-    extraction_settings,
     fetch_month,
 )
 from theorembench.store.papers import PaperRepo
@@ -76,8 +76,8 @@ def papers_add(
             ids.append(add_local(repo, path))
         except FileNotFoundError as exc:
             raise fail(str(exc)) from None
-    settings = extraction_settings(llm_fallback=not no_llm, context_chars=context_chars,
-                                   full_context_chars=full_context_chars)  # fmt: skip
+    settings = ExtractSettings(llm_fallback=not no_llm, context_chars=context_chars,
+                               full_context_chars=full_context_chars)  # fmt: skip
     done = extract_with_progress(repo, ids, settings, extractor_model)
     for paper_id in ids:
         paper = repo.get(paper_id)
@@ -109,8 +109,8 @@ def papers_fetch(
     except ValueError as exc:
         raise fail(str(exc)) from None
     if not no_extract:
-        settings = extraction_settings(llm_fallback=not no_llm, context_chars=context_chars,
-                                       full_context_chars=full_context_chars)  # fmt: skip
+        settings = ExtractSettings(llm_fallback=not no_llm, context_chars=context_chars,
+                                   full_context_chars=full_context_chars)  # fmt: skip
         extract_with_progress(repo, ids, settings, extractor_model)
     counts: dict[str, int] = {}
     for paper_id in ids:

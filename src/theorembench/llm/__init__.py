@@ -6,6 +6,7 @@ from theorembench.llm.client import (
     GenerateSettings,
     LLMError,
     call_ids_of,
+    check_model,
     classify,
     record_calls,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "PriceTable",
     "StructuredOutputError",
     "call_ids_of",
+    "check_model",
     "classify",
     "record_calls",
     "resolve_model",

@@ -209,6 +209,14 @@ def cache_key(spec: ModelSpec, messages: list[Message], settings: GenerateSettin
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def check_model(name: str, *, base_url: str | None = None, api_key: str | None = None,
+                backend: str | None = None) -> ModelSpec:  # fmt: skip
+    """A model's spec, with its name, credentials and a backend that serves it checked now (no store needed)."""
+    spec = resolve_model(name, base_url=base_url, api_key=api_key)
+    choose_backend(spec.provider, backend)  # a bad choice fails now too
+    return spec
+
+
 @dataclass
 class _Bound:
     spec: ModelSpec
@@ -244,9 +252,7 @@ class LLM:
 
     def resolve(self, name: str, *, base_url: str | None = None, api_key: str | None = None) -> ModelSpec:
         """Check a model name and its credentials now, before any work starts."""
-        spec = resolve_model(name, base_url=base_url, api_key=api_key)
-        choose_backend(spec.provider, self.backend_preference)  # a bad choice fails now too
-        return spec
+        return check_model(name, base_url=base_url, api_key=api_key, backend=self.backend_preference)
 
     def _bound(self, spec: ModelSpec, settings: GenerateSettings) -> _Bound:
         key = (spec.name, spec.base_url)

@@ -235,12 +235,6 @@ def fetch_month(
 DEFAULT_EXTRACTOR = "local/smollm2"
 
 
-def extraction_settings(*, llm_fallback: bool = True, context_chars: int = 4000,
-                        full_context_chars: int = 12000) -> ExtractSettings:  # fmt: skip
-    return ExtractSettings(llm_fallback=llm_fallback, context_chars=context_chars,
-                           full_context_chars=full_context_chars)  # fmt: skip
-
-
 def extract_papers(repo: PaperRepo, paper_ids: list[str], settings: ExtractSettings, *,
                    model: str | None = None, force: bool = False,
                    on_paper: Callable[[str, dict[str, Any] | None], None] | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip

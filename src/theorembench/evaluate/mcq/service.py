@@ -16,8 +16,7 @@ from theorembench.common.errors import UserError
 from theorembench.evaluate.mcq.items import load_dataset
 from theorembench.evaluate.mcq.protocol import PROMPT_STYLES
 from theorembench.evaluate.mcq.runner import MCQConfig, MCQRun, run_mcq_async
-from theorembench.llm import LLM, GenerateSettings, ModelSpec, resolve_model
-from theorembench.llm.backends import choose_backend
+from theorembench.llm import LLM, GenerateSettings, ModelSpec, check_model
 from theorembench.llm.local import stop_private_servers
 from theorembench.llm.pricing import PriceTable
 from theorembench.store import Store
@@ -65,8 +64,7 @@ def evaluate_mcq(
         raise UserError("--n, --max-connections and --limit must be positive")
     dataset = load_dataset(Path(file))
     prices = PriceTable.load()
-    spec = resolve_model(model, base_url=base_url, api_key=api_key)
-    choose_backend(spec.provider, None)  # a provider no backend serves fails now, before the store is opened
+    spec = check_model(model, base_url=base_url, api_key=api_key)  # before the store is opened
     if max_connections is None:
         # the released scripts use 4; llama.cpp serves one request at a time fastest
         max_connections = 1 if spec.is_local else 4

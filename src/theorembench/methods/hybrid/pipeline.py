@@ -7,7 +7,6 @@ of its model calls), so an interrupted build resumes without paying twice.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import re
 from dataclasses import dataclass, field
@@ -18,8 +17,8 @@ from theorembench.common.outputs import write_json, write_jsonl
 from theorembench.llm import LLM, GenerateSettings, LLMError, StructuredOutputError, call_ids_of
 from theorembench.methods.hybrid import prompts as P
 from theorembench.methods.hybrid.config import HybridConfig
-from theorembench.store import Store
 from theorembench.pipeline.steps import StepFailed, StepResult, StepRunner
+from theorembench.store import Store
 
 
 def normalized(text: str) -> str:

@@ -16,8 +16,8 @@ from theorembench.llm import LLM
 from theorembench.llm.local import stop_private_servers
 from theorembench.methods.lmb.config import LMBConfig, load_config
 from theorembench.methods.lmb.pipeline import (
-    BuildEvents,
     Builder,
+    BuildEvents,
     Source,
     build_items,
     calibrate,
