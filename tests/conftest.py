@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
+from ci_rules import pytest_runtest_makereport, pytest_sessionstart  # noqa: F401 - CI allows no skips
 from pg import db_url, pg_server, pg_url  # noqa: F401 - fixtures: a throwaway PostgreSQL server, both backends
+
 from theorembench.testing.fakellm import FakeLLMServer
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -18,6 +19,7 @@ LMB_HARD = SHARED / "data" / "lmb" / "202511" / "qaEval_202511_ge5_hard.json"
 _PROVIDER_VARS = [
     "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
     "GOOGLE_API_KEY", "GEMINI_API_KEY", "VERTEX_API_KEY", "THEOREMBENCH_DB", "THEOREMBENCH_PRICES",
+    "THEOREMBENCH_MODEL_REVISION",
 ]  # fmt: skip
 
 

@@ -391,6 +391,41 @@ def test_download_tar_gz_then_cache_hit(mirror, tmp_path):
     assert first.to_dict()["kind"] == "tar.gz"
 
 
+CAP = 256 * 1024
+
+
+@pytest.mark.parametrize("send_length", [True, False], ids=["content-length", "no-content-length"])
+def test_download_over_the_cap_is_refused_while_streaming(tmp_path, send_length):
+    """An e-print of 8 MiB against a 256 KiB cap: refused from its Content-Length before any byte is read,
+    or (without one) cut off after at most one chunk past the cap; not retried, nothing left in the cache."""
+    big = Reply(200, b"\x1f\x8b" + bytes(8 * 1024 * 1024), "application/octet-stream", send_length=send_length)
+    with ArxivMirror(RULES, eprints={"2503.20170": big}) as server:
+        src = source(server, tmp_path, max_retries=2, max_eprint_bytes=CAP)
+        with pytest.raises(ax.DownloadTooLarge, match="larger than the cap of 262144 bytes") as caught:
+            src.download_eprint("2503.20170")
+        assert len(server.requests_to("/e-print/")) == 1  # the same answer would come again: no retry
+    if send_length:
+        assert caught.value.bytes_read == 0 and "announces 8388610 bytes" in str(caught.value)
+    else:
+        assert CAP < caught.value.bytes_read <= CAP + 64 * 1024
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_download_at_the_cap_is_kept(tmp_path):
+    body = TAO_TGZ.read_bytes()
+    with ArxivMirror(RULES, eprints={"2503.20170": Reply(200, body, "application/octet-stream", send_length=False)}) as server:
+        got = source(server, tmp_path, max_eprint_bytes=len(body)).download_eprint("2503.20170")
+    assert got.size == len(body) and got.path.read_bytes() == body
+
+
+def test_api_answer_over_its_cap_is_refused(mirror, tmp_path, monkeypatch):
+    from theorembench.sources import arxiv_http
+
+    monkeypatch.setattr(arxiv_http, "MAX_FEED_BYTES", 1000)
+    with pytest.raises(ax.DownloadTooLarge, match="API answer .* larger than the cap of 1000 bytes"):
+        source(mirror, tmp_path).fetch_ids(["1605.08386"])
+
+
 def test_download_single_file_gz(mirror, tmp_path):
     src = source(mirror, tmp_path)
     got = src.download_eprint("2503.20170", version=1)

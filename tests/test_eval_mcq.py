@@ -5,16 +5,18 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from conftest import PYTHON, cli_env
 from typer.testing import CliRunner
 
-from conftest import PYTHON, cli_env
 from theorembench.cli import app
 from theorembench.evaluate.mcq.items import is_substitution_resistant, load_dataset
 from theorembench.evaluate.mcq.protocol import shuffle_options
 from theorembench.store import Store
+from theorembench.testing.fakellm import FakeLLMServer
 
 runner = CliRunner()
 MODEL = "openai-api/fake/m1"
@@ -32,9 +34,13 @@ def invoke(*args: str):
     return result
 
 
-def keyed_labels(path, seed=42):
-    ds = load_dataset(path)
-    return [shuffle_options(it, i, seed).correct_label for i, it in enumerate(ds.items)]
+# keyed labels of the released hard split under seed 42, recorded once (tests/golden)
+GOLDEN = Path(__file__).parent / "golden" / "lmb_202511_hard_shuffle_seed42.json"
+KEYED = "".join(e["keyed"] for e in json.loads(GOLDEN.read_text())["items"])
+
+
+def question(lmb_hard, index: int) -> str:
+    return re.escape(load_dataset(lmb_hard).items[index].mcq.question[:60])
 
 
 def test_released_structure_and_accuracy(fake_env, lmb_hard, tmp_path):
@@ -48,11 +54,16 @@ def test_released_structure_and_accuracy(fake_env, lmb_hard, tmp_path):
                 "total_candidates", "total_tested", "timestamp"):  # fmt: skip
         assert key in info
     assert (info["month"], info["seed"], info["total_tested"], info["max_tokens"]) == ("202511", 42, 29, 1000)
-    # the fake always answers \boxed{A}: correct exactly where A is the keyed label
-    expected = sum(label == "A" for label in keyed_labels(lmb_hard))
+    # the fake always answers \boxed{A}: correct exactly where A is the keyed label (items 3, 11, 12, 21)
+    assert KEYED.count("A") == 4
     assert data["overall"] == data["summary"]["all"]
-    assert data["summary"]["all"]["correct"] == expected and data["summary"]["all"]["total"] == 29
-    assert 0 < expected < 29
+    overall = data["overall"]
+    assert (overall["correct"], overall["total"], overall["n"]) == (4, 29, 29)
+    assert overall["ci95"] == [0.055, 0.3056]  # Wilson, 4 of 29
+    assert data["summary"]["by_choice_style"]["substitution_resistant"]["ci95"] == [0.0127, 0.3147]  # 1 of 14
+    assert data["summary"]["by_choice_style"]["original"]["ci95"] == [0.0705, 0.4519]  # 3 of 15
+    assert all("ci95" in block and "n" in block for block in data["summary"]["by_theorem_type"].values())
+    assert "mean_at_n" not in data["summary"]
     first = data["detailed_results"][0]
     for key in ("id", "theorem_type", "score", "correct_answer", "model_answer", "raw_response",
                 "is_correct", "reasoning_effort", "prompt_tokens", "completion_tokens", "total_tokens",
@@ -69,6 +80,7 @@ def test_released_structure_and_accuracy(fake_env, lmb_hard, tmp_path):
     assert body["messages"][1]["content"].startswith("## Question\n\n")
     assert "## Useful Hints" not in body["messages"][1]["content"]
     assert "Existence" in res.output and "accuracy by logical category" in res.output
+    assert "13.8% [5.5–30.6] n=29" in res.output
 
 
 def test_failures_and_unparsed_are_recorded_per_item(fake_env, lmb_hard, tmp_path, store_db):
@@ -240,3 +252,155 @@ def test_report_command_compares_runs_and_draws_charts(fake_env, lmb_hard, tmp_p
     bad.write_text("{}")
     res = runner.invoke(app, ["report", str(bad)])
     assert res.exit_code == 2 and "not a theorembench results file" in res.output
+
+
+def test_two_servers_behind_one_model_name_never_share_a_run(fake_env, lmb_hard, tmp_path, monkeypatch):
+    args = ["eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "3", "--no-log", "--out", str(tmp_path / "r.json")]
+    assert invoke(*args).exit_code == 0
+    first = json.loads((tmp_path / "r.json").read_text())
+    assert fake_env.stats()["total_requests"] == 3
+    with FakeLLMServer({"default": {"reply": "\\boxed{B}"}}) as other:
+        monkeypatch.setenv("FAKE_BASE_URL", other.base_url)
+        res = invoke(*args, "--resume")
+        assert res.exit_code == 0, res.output
+        second = json.loads((tmp_path / "r.json").read_text())
+        # another server: a new run, and every item asked of it
+        assert second["test_info"]["run_id"] != first["test_info"]["run_id"]
+        assert second["summary"]["resumed_items"] == 0
+        assert other.stats()["total_requests"] == 3
+        assert [r["model_answer"] for r in second["detailed_results"]] == ["B", "B", "B"]
+        assert second["test_info"]["endpoint"] == other.base_url.rstrip("/")
+        # a revision tag on the same server is another run too
+        res = invoke(*args, "--resume", "--model-revision", "v2")
+        assert res.exit_code == 0, res.output
+        third = json.loads((tmp_path / "r.json").read_text())
+        assert third["test_info"]["run_id"] not in (first["test_info"]["run_id"], second["test_info"]["run_id"])
+        assert third["test_info"]["revision"] == "v2"
+    assert fake_env.stats()["total_requests"] == 3
+
+
+def test_system_prompt_and_user_template_files_reach_the_model(fake_env, lmb_hard, tmp_path):
+    system = tmp_path / "system.txt"
+    system.write_text("Answer with one of A, B, C, D, E inside \\boxed{}, and nothing else inside the box.\n")
+    template = tmp_path / "user.txt"
+    template.write_text("Stem: {question}\n--\n{choices}\n--\nLetters: {labels}")
+    out = tmp_path / "r.json"
+    res = invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "2", "--out", str(out),
+                 "--system-prompt", str(system), "--user-template", str(template))  # fmt: skip
+    assert res.exit_code == 0, res.output
+    body = fake_env.requests[0]["body"]
+    assert body["messages"][0] == {
+        "role": "system", "content": "Answer with one of A, B, C, D, E inside \\boxed{}, and nothing else inside the box."}
+    user = body["messages"][1]["content"]
+    assert user.startswith("Stem: ") and "\n--\n(A) " in user and user.endswith("\n--\nLetters: A, B, C, D, E")
+    info = json.loads(out.read_text())["test_info"]
+    assert (info["system_prompt"], info["user_template"]) == (str(system), str(template))
+    # another wording is another run: resuming the default prompt's run asks again
+    res = invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "2", "--out", str(out), "--resume")
+    assert json.loads(out.read_text())["summary"]["resumed_items"] == 0
+    assert fake_env.stats()["total_requests"] == 4
+    template.write_text("{question} only")
+    res = runner.invoke(app, ["eval", "mcq", str(lmb_hard), "--model", MODEL, "--user-template", str(template)])
+    assert res.exit_code == 2 and "lacks {choices}" in res.output
+
+
+def test_resume_asks_unparsed_items_again(fake_env, lmb_hard, tmp_path, store_db):
+    fake_env.set_script({"rules": [{"match": question(lmb_hard, 0), "reply": ["I cannot decide.", "\\boxed{E}"]}],
+                         "default": {"reply": "\\boxed{D}"}})  # fmt: skip
+    args = ["eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "3", "--no-log", "--out", str(tmp_path / "r.json")]
+    assert invoke(*args).exit_code == 0
+    first = json.loads((tmp_path / "r.json").read_text())
+    assert first["detailed_results"][0]["status"] == "unparsed" and first["summary"]["unparsed"] == 1
+    assert invoke(*args, "--resume").exit_code == 0
+    second = json.loads((tmp_path / "r.json").read_text())
+    # the two answered items kept; the unparsed one asked of the model again, past the cache
+    assert fake_env.stats()["total_requests"] == 4
+    assert second["summary"]["resumed_items"] == 2 and second["summary"]["unparsed"] == 0
+    assert second["detailed_results"][0]["model_answer"] == "E" and second["detailed_results"][0]["is_correct"]
+    assert second["test_info"]["run_id"] == first["test_info"]["run_id"]
+    assert invoke(*args, "--resume").exit_code == 0
+    assert fake_env.stats()["total_requests"] == 4
+
+
+def test_preset_sets_the_released_vllm_sampling(fake_env, lmb_hard, tmp_path):
+    base = ["eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "1", "--no-log", "--out", str(tmp_path / "r.json")]
+    assert invoke(*base).exit_code == 0
+    assert "temperature" not in fake_env.requests[-1]["body"] and "top_p" not in fake_env.requests[-1]["body"]
+    assert invoke(*base, "--preset", "released-vllm").exit_code == 0
+    body = fake_env.requests[-1]["body"]
+    assert (body["temperature"], body["top_p"]) == (1.0, 0.95)
+    assert json.loads((tmp_path / "r.json").read_text())["test_info"]["preset"] == "released-vllm"
+    assert invoke(*base, "--preset", "released-vllm", "--temperature", "0.3").exit_code == 0
+    body = fake_env.requests[-1]["body"]
+    assert (body["temperature"], body["top_p"]) == (0.3, 0.95)
+    res = runner.invoke(app, [*base, "--preset", "fastest"])
+    assert res.exit_code == 2 and "released-vllm" in res.output
+
+
+def test_sketch_gain_is_paired_over_common_items(fake_env, lmb_hard, tmp_path, store_db):
+    # keyed labels of items 0-5: E E D A E D; without the sketch the model says D, with it E
+    fake_env.set_script({"rules": [{"match": "## Useful Hints", "reply": "\\boxed{E}"}],
+                         "default": {"reply": "\\boxed{D}"}})  # fmt: skip
+    base = ["eval", "mcq", str(lmb_hard), "--model", MODEL, "--no-log"]
+    assert invoke(*base, "--limit", "6", "--out", str(tmp_path / "plain.json")).exit_code == 0
+    res = invoke(*base, "--limit", "4", "--sketch", "--out", str(tmp_path / "sketch.json"))
+    assert res.exit_code == 0, res.output
+    gain = json.loads((tmp_path / "sketch.json").read_text())["summary"]["sketch_gain"]
+    # over items 0-3 only: 2/4 with the sketch, 1/4 without (not the plain run's 2/6)
+    assert gain["items_compared"] == 4 and gain["all"]["n"] == 4
+    assert (gain["all"]["with_sketch"], gain["all"]["without_sketch"], gain["all"]["gain_pp"]) == (0.5, 0.25, 25.0)
+    low, high = gain["all"]["ci95_pp"]
+    assert -100 <= low < 0 < 25 < high <= 100  # per-item differences +1, +1, -1, 0
+    assert gain["by_choice_style"]["original"]["n"] + gain["by_choice_style"].get(
+        "substitution_resistant", {"n": 0})["n"] == 4
+    assert "+25.0 pp [" in res.output
+
+
+def test_mean_at_n_with_interval_next_to_first_sample_accuracy(fake_env, lmb_hard, tmp_path):
+    # keyed E, E, D for items 0-2: item 0 right in 1 of 3 samples, item 1 in 3 of 3, item 2 in none
+    fake_env.set_script({"rules": [
+        {"match": question(lmb_hard, 0), "reply": ["\\boxed{E}", "\\boxed{B}", "\\boxed{B}"]},
+        {"match": question(lmb_hard, 1), "reply": "\\boxed{E}"},
+    ], "default": {"reply": "\\boxed{A}"}})  # fmt: skip
+    out = tmp_path / "r.json"
+    res = invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "3", "--n", "3", "--out", str(out),
+                 "--log-dir", str(tmp_path / "logs"))  # fmt: skip
+    assert res.exit_code == 0, res.output
+    summary = json.loads(out.read_text())["summary"]
+    mean = summary["mean_at_n"]
+    assert (mean["value"], mean["n"], mean["samples_per_item"]) == (0.4444, 3, 3)  # (1/3 + 1 + 0) / 3
+    assert 0 <= mean["ci95"][0] <= 0.4444 <= mean["ci95"][1] <= 1
+    assert summary["all"]["correct"] in (1, 2) and summary["all"]["total"] == 3  # first samples only
+    assert "mean@n" in res.output and "44.4% [" in res.output
+
+
+def test_inspect_log_marks_failed_samples_as_errors(fake_env, lmb_hard, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    fake_env.set_script({"rules": [{"match": question(lmb_hard, 1), "reply": "x", "faults": [{"kind": "500", "times": 99}]}]})
+    res = invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "3", "--max-retries", "0",
+                 "--out", str(tmp_path / "r.json"), "--log-dir", str(tmp_path / "logs"))  # fmt: skip
+    assert res.exit_code == 0, res.output
+    log = read_eval_log(str(next((tmp_path / "logs").glob("*.eval"))))
+    by_id = {s.id: s for s in log.samples}
+    failed = by_id[load_dataset(lmb_hard).items[1].id]
+    assert failed.error is not None and "server_error" in failed.error.message
+    assert not failed.scores
+    others = [s for s in log.samples if s is not failed]
+    assert all(s.error is None and s.scores["mcq_match"].value in ("C", "I") for s in others)
+    assert log.results.completed_samples == 2 and log.results.total_samples == 3
+    metrics = log.results.scores[0].metrics
+    assert (metrics["ci95_low"].value, metrics["ci95_high"].value) == tuple(
+        json.loads((tmp_path / "r.json").read_text())["overall"]["ci95"])
+
+
+def test_report_prints_names_from_the_file_as_text(fake_env, lmb_hard, tmp_path):
+    out = tmp_path / "r.json"
+    assert invoke("eval", "mcq", str(lmb_hard), "--model", MODEL, "--limit", "2", "--no-log", "--out", str(out)).exit_code == 0
+    data = json.loads(out.read_text())
+    data["summary"]["by_theorem_type"] = {"[/b]odd [link=x]": {"correct": 1, "total": 2, "accuracy": 0.5}}
+    out.write_text(json.dumps(data))
+    res = runner.invoke(app, ["report", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "[/b]odd [link=x]" in res.output
+    assert "50.0% [9.5–90.5] n=2" in res.output  # Wilson for 1 of 2, computed when the file has no interval

@@ -467,7 +467,8 @@ def test_max_responses_holds_until_release(srv):
 
 
 def test_concurrent_requests_overlap(srv):
-    srv.set_script({"default": {"reply": "slow", "delay_ms": 200}})
+    # the barrier answers nothing until all 50 requests are held at once: the server must take them together
+    srv.set_script({"barrier": 50, "default": {"reply": "together"}})
 
     async def main() -> list[str]:
         client = openai.AsyncOpenAI(base_url=srv.base_url, api_key="k", max_retries=0, timeout=30)
@@ -479,10 +480,34 @@ def test_concurrent_requests_overlap(srv):
             await client.close()
         return [r.choices[0].message.content for r in rs]
 
-    assert asyncio.run(main()) == ["slow"] * 50
+    assert asyncio.run(main()) == ["together"] * 50
     st = srv.stats()
-    assert st["completed"] == 50 and st["in_flight"] == 0
-    assert st["max_in_flight"] >= 40
+    assert st["completed"] == 50 and st["in_flight"] == 0 and st["held"] == 0
+    assert st["max_in_flight"] == 50
+
+
+def test_barrier_lets_batches_through_and_release_lets_a_partial_batch_go(srv):
+    srv.set_script({"barrier": 2, "default": {"reply": "ok"}})
+    results: list[str] = []
+
+    def ask(content: str) -> threading.Thread:
+        t = threading.Thread(target=lambda: results.append(chat(srv, content).choices[0].message.content))
+        t.start()
+        return t
+
+    first = ask("one")
+    assert srv.wait_for(lambda s: s["held"] == 1)["completed"] == 0
+    second = ask("two")  # completes the batch of two
+    first.join(10), second.join(10)
+    assert results == ["ok", "ok"] and srv.stats()["completed"] == 2
+    third = ask("three")  # a new batch: held alone until release
+    assert srv.wait_for(lambda s: s["held"] == 1)["completed"] == 2
+    srv.release()
+    third.join(10)
+    assert results == ["ok"] * 3
+    assert chat(srv, "four").choices[0].message.content == "ok"  # the barrier is lifted after release
+    with pytest.raises(ValueError, match="barrier"):
+        srv.set_script({"barrier": -1})
 
 
 def test_spawn_subprocess():

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import SHARED
 
-from theorembench.latex.flatten import FlatDocument, find_main_file, flatten
 from theorembench.latex.encoding import decode_tex
+from theorembench.latex.flatten import FlatDocument, find_main_file, flatten
 
 PAPERS = SHARED / "data" / "papers"
 MANIFEST = json.loads((PAPERS / "manifest.json").read_text()) if (PAPERS / "manifest.json").is_file() else []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -257,3 +258,247 @@ def test_bounds_can_be_relaxed_only_explicitly():
     cfg(**base, **{"distractor_filter.enforce_bounds": False}).check()
     with pytest.raises(HybridConfigError, match="k3 <= k4 <= m3\\*n3 = 5"):
         cfg(**{**base, "distractor_filter.k4": 9}, **{"distractor_filter.enforce_bounds": False}).check()
+
+
+# --------------------------------------------------------------------------- issue 9: results users can trust
+
+def judged_seed() -> FakeSeed:
+    return FakeSeed("s1", "definition", "KEEP-SEED: a group is a set with an associative operation ...", None)
+
+
+def test_a_judge_failing_after_its_retries_fails_the_step_and_the_rerun_judges_it(fake_env, store):
+    # judge2 answers 429 to every attempt: no verdict is not a verdict "incorrect"
+    fake_env.set_script({"rules": [
+        {"match": "KEEP-SEED", "model": "judge2", "reply": verdict("correct"), "faults": [{"kind": "429", "times": 50}]},
+        {"match": "KEEP-SEED", "reply": verdict("correct")},
+    ]})  # fmt: skip
+    first = run(HybridBuilder(store, LLM(store), two_judges(), pipeline="t").filter_seed(judged_seed()))
+    assert first.status == "failed" and first.output is None
+    assert "judge2" in first.reason and "sample 0" in first.reason
+    assert len(first.call_ids) == 3  # judge1's two verdicts and judge2's failed call, all traceable
+    log = fake_env.requests
+    assert [(r["model"], r["outcome"]) for r in log] == [("judge1", "ok")] * 2 + [("judge2", "429")] * 4
+    # the server is healthy again: the step runs again, judge1's verdicts come from the cache
+    fake_env.set_script({"rules": [{"match": "KEEP-SEED", "reply": verdict("correct")}]})
+    second = run(HybridBuilder(store, LLM(store), two_judges(), pipeline="t").filter_seed(judged_seed()))
+    assert second.status == "ok" and second.output["correct"] == 4 and second.output["kept"] is True
+    rerun = fake_env.requests[len(log):]
+    assert [(r["model"], r["outcome"]) for r in rerun] == [("judge2", "ok")] * 2  # no answered call paid twice
+
+
+def test_a_distractor_judge_failure_is_not_a_rejection(fake_env, store):
+    fake_env.set_script({"rules": [
+        {"match": "DIS", "model": "judge1", "reply": verdict("incorrect"), "faults": [{"kind": "500", "times": 50}]},
+        {"match": "DIS", "reply": verdict("incorrect")},
+    ]})  # fmt: skip
+    dis = Distractor("d1", "s1", G1, "DIS: a flawed proof", "x")
+    first = run(HybridBuilder(store, LLM(store), two_judges(), pipeline="t").filter_distractor(dis))
+    assert first.status == "failed" and "judge1" in first.reason
+    fake_env.set_script({"rules": [{"model": "judge1", "match": "DIS", "reply": verdict("incorrect")},
+                                   {"model": "judge2", "match": "DIS", "reply": [verdict("incorrect"), verdict("correct")]}]})  # fmt: skip
+    second = run(HybridBuilder(store, LLM(store), two_judges(), pipeline="t").filter_distractor(dis))
+    assert second.status == "ok" and second.output["incorrect"] == 4 and second.output["kept"] is True
+
+
+def test_a_generator_failure_fails_the_step_and_the_rerun_reuses_the_other_generator(fake_env, store):
+    seed = FakeSeed("s1", "statement_proof", "Lemma. Every finite group of prime order is cyclic.",
+                    "Take g != e; its order divides p, so it is p.")  # fmt: skip
+    reply = json.dumps({"distractors": [{"text": f"Take g; its order divides {k}p.", "change": f"c{k}"}
+                                        for k in range(3)]})  # fmt: skip
+    fake_env.set_script({"rules": [
+        {"model": "gen2", "match": "flawed versions", "reply": reply, "faults": [{"kind": "429", "times": 50}]},
+        {"match": "flawed versions", "reply": reply},
+    ]})  # fmt: skip
+    first = run(HybridBuilder(store, LLM(store), two_judges(), pipeline="t").generate(seed))
+    assert first.status == "failed" and "gen2" in first.reason and first.output is None
+    n_before = len(fake_env.requests)
+    fake_env.set_script({"rules": [{"match": "flawed versions", "reply": reply}]})
+    second = run(HybridBuilder(store, LLM(store), two_judges(), pipeline="t").generate(seed))
+    assert second.status == "ok" and {d["generator"] for d in second.output["distractors"]} == {G1, G2}
+    assert [r["model"] for r in fake_env.requests[n_before:]] == ["gen2"]  # gen1's reply came from the cache
+
+
+def test_a_failed_step_is_counted_in_the_summary(fake_env, store, tmp_path):
+    from theorembench.methods.hybrid.pipeline import write_outputs
+
+    fake_env.set_script({"rules": [{"match": "KEEP-SEED", "reply": verdict("correct"),
+                                    "faults": [{"kind": "429", "times": 50}]}]})  # fmt: skip
+    c = two_judges()
+    outcome = run(build(HybridBuilder(store, LLM(store), c, pipeline="t"), [judged_seed()]))
+    summary = write_outputs(store, outcome, tmp_path / "out", c)
+    assert summary["failed_steps"] == {"seed_filter": ["s1"]} and summary["funnel"]["kept_seeds"] == 0
+
+
+# ---- a Stacks-like folder of eight definitions, for whole builds through the service
+
+def toy_stacks(root, count: int = 8):
+    (root / "tags").mkdir(parents=True)
+    (root / "preamble.tex").write_text("\\documentclass{amsart}\n\\theoremstyle{definition}\n"
+                                       "\\newtheorem{definition}[subsection]{Definition}\n")  # fmt: skip
+    defs = "".join(f"\\begin{{definition}}\n\\label{{definition-w{i}}}\nA widget of kind {i} is a set with {i} "
+                   "marked points.\n\\end{definition}\n\n" for i in range(count))  # fmt: skip
+    (root / "toy.tex").write_text(f"\\input{{preamble}}\n\\begin{{document}}\n\\title{{Toy}}\n{defs}\\end{{document}}\n")
+    (root / "tags" / "tags").write_text("# tag,full_label\n" + "".join(f"0B{i:02d},toy-definition-w{i}\n"
+                                                                      for i in range(count)))  # fmt: skip
+    return root
+
+
+J3 = "openai-api/fake/judge3"
+THREE_JUDGES = {"seed_filter.n1": 2, "seed_filter.k1": 4, "distractors.n2": 3, "distractors.k2": 2,
+                "distractor_filter.n3": 2, "distractor_filter.k3": 4, "distractor_filter.k4": 4}  # fmt: skip
+
+
+def script_three_judges(fake) -> None:
+    gen = json.dumps({"distractors": [{"text": f"A widget of kind {k} is a flawed set.", "change": f"c{k}"}
+                                      for k in range(3)]})  # fmt: skip
+    fake.set_script({"rules": [
+        {"match": "flawed versions", "reply": gen},
+        {"match": "flawed set", "model": "judge3", "reply": verdict("correct")},
+        {"match": "flawed set", "reply": verdict("incorrect")},
+        {"match": "marked points", "reply": verdict("correct")},
+    ]})  # fmt: skip
+
+
+def build_toy(store, root, out, **over):
+    from theorembench.methods.hybrid.service import build_hybrid
+
+    keys: list[str] = []
+    summary = build_hybrid(store, stacks=root, generators=[G1], judges=[J1, J2, J3], out_dir=out,
+                           overrides={**THREE_JUDGES, **over}, concurrency=2,
+                           on_step=lambda key, stage, status: keys.append(key) if stage == "seed_filter" else None)  # fmt: skip
+    return summary, sorted(keys)
+
+
+def test_changing_the_draw_seed_reuses_every_model_call(fake_env, store, tmp_path):
+    script_three_judges(fake_env)
+    root = toy_stacks(tmp_path / "stacks")
+    summary, _ = build_toy(store, root, tmp_path / "a", **{"questions.seed": 0})
+    funnel = summary["funnel"]
+    assert (funnel["seeds"], funnel["kept_seeds"], funnel["kept_distractors"]) == (8, 8, 16) and funnel["questions"] >= 3
+    paid = fake_env.stats()["total_requests"]
+    assert paid > 0
+    # a new draw of the questions: every generator and judge call is reused, none is made again
+    summary, _ = build_toy(store, root, tmp_path / "b", **{"questions.seed": 1})
+    assert fake_env.stats()["total_requests"] == paid and summary["funnel"]["questions"] >= 3
+    a = json.loads((tmp_path / "a" / "questions.json").read_text())
+    b = json.loads((tmp_path / "b" / "questions.json").read_text())
+    assert a != b
+    # the sampling seed is what reaches the model calls: changing it asks again
+    build_toy(store, root, tmp_path / "c", **{"questions.seed": 1, "generation.sampling_seed": 5})
+    assert fake_env.stats()["total_requests"] > paid
+
+
+def test_max_seeds_draws_at_random_with_the_draw_seed(fake_env, store, tmp_path):
+    from theorembench.methods.hybrid.pipeline import draw_seeds
+
+    seeds = [FakeSeed(f"s{i}", "definition", f"D{i}", None) for i in range(10)]
+    # recorded once for Python's random.Random(seed).sample over the id-sorted pool
+    assert [s.id for s in draw_seeds(seeds, 3, seed=0)] == DRAW_0
+    assert [s.id for s in draw_seeds(seeds, 3, seed=1)] == DRAW_1
+    assert [s.id for s in draw_seeds(list(reversed(seeds)), 3, seed=0)] == DRAW_0  # input order does not matter
+    assert [s.id for s in draw_seeds(seeds, 0, seed=0)] == sorted(s.id for s in seeds)
+    assert len(draw_seeds(seeds, 99, seed=0)) == 10
+    # through the service: --max-seeds 3 judges the drawn seeds, not the first three by id
+    script_three_judges(fake_env)
+    summary, judged = build_toy(store, toy_stacks(tmp_path / "stacks"), tmp_path / "o",
+                                **{"generation.max_seeds": 3, "questions.seed": 0})  # fmt: skip
+    assert summary["funnel"]["seeds"] == 3 and judged == TOY_DRAW_0
+    assert judged != ["stacks:0B00", "stacks:0B01", "stacks:0B02"]
+
+
+DRAW_0 = ["s0", "s6", "s9"]
+DRAW_1 = ["s1", "s2", "s4"]
+TOY_DRAW_0 = ["stacks:0B03", "stacks:0B06", "stacks:0B07"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["Proof. Take g; its order divides p-1.", "  proof: Take g; its order divides p-1.",
+     "\\textit{Proof.} Take g; its order divides p-1.", "\\noindent\\emph{Proof}. Take g; its order divides p-1.",
+     "{\\it Proof.} Take g; its order divides p-1.", "**Proof.** Take g; its order divides p-1.",
+     "\\begin{proof} Take g; its order divides p-1. \\end{proof}", "Take g; its order divides p-1."],
+)  # fmt: skip
+def test_a_proof_label_in_a_distractor_body_is_removed(body):
+    from theorembench.methods.hybrid.pipeline import strip_proof_label
+
+    assert strip_proof_label(body) == "Take g; its order divides p-1."
+
+
+def test_proof_label_kept_when_it_is_text():
+    from theorembench.methods.hybrid.pipeline import strip_proof_label
+
+    assert strip_proof_label("Proofs of this kind are short.") == "Proofs of this kind are short."
+    assert strip_proof_label("Proof of Lemma 2. It holds.") == "Proof of Lemma 2. It holds."
+
+
+def test_distractor_questions_never_show_proof_twice(fake_env, store):
+    seed = FakeSeed("s1", "statement_proof", "Lemma. Every finite group of prime order is cyclic.",
+                    "Take g != e; its order divides p, so it is p.")  # fmt: skip
+    reply = json.dumps({"distractors": [
+        {"text": "Proof. Take g != e; its order divides p-1, so it is p.", "change": "p -> p-1"},
+        {"text": "\\textit{Proof.} Take g != e; its order divides p^2, so it is p.", "change": "p -> p^2"},
+        {"text": "Proof. Take g != e; its order divides p, so it is p.", "change": "a labelled copy of the seed"},
+    ]})  # fmt: skip
+    fake_env.set_script({"rules": [{"match": "flawed versions", "reply": reply}]})
+    c = two_judges(**{"models.generators": [G1], "distractors.k2": 3})
+    out = run(HybridBuilder(store, LLM(store), c, pipeline="t").generate(seed)).output
+    texts = [d["text"] for d in out["distractors"]]
+    assert texts == ["Lemma. Every finite group of prime order is cyclic.\n\nProof. Take g != e; its order divides p-1, so it is p.",
+                     "Lemma. Every finite group of prime order is cyclic.\n\nProof. Take g != e; its order divides p^2, so it is p."]  # fmt: skip
+    assert out["duplicates_removed"] == 1  # the labelled copy is the seed itself
+
+
+def test_one_judge_error_names_the_fix_and_the_suggested_file_validates(tmp_path):
+    from typer.testing import CliRunner
+
+    from theorembench.cli import app
+    from theorembench.methods.hybrid.config import fitting_thresholds
+
+    with pytest.raises(HybridConfigError) as info:
+        cfg(**{"models.judges": [J1]}).check()
+    message = str(info.value)
+    assert "k1=8" in message and "for 4 judges" in message and "hybrid config --judges 1" in message
+    assert "k1 = 2" in message and "n3 = 5, k3 = 3, k4 = 3" in message
+    # by hand: 1 judge x 3 verdicts -> k1 = 2 (> 1.5); the distractor window needs 5 verdicts: 2.5 < 3 <= 3 <= 3
+    assert fitting_thresholds(1).model_dump() == {"n1": 3, "k1": 2, "n3": 5, "k3": 3, "k4": 3}
+    assert fitting_thresholds(2).model_dump() == {"n1": 3, "k1": 4, "n3": 3, "k3": 4, "k4": 4}
+    assert fitting_thresholds(4).model_dump() == {"n1": 3, "k1": 8, "n3": 3, "k3": 7, "k4": 10}  # the paper's
+    for judges in (1, 2, 3, 5):
+        res = CliRunner().invoke(app, ["hybrid", "config", "--judges", str(judges)])
+        assert res.exit_code == 0, res.output
+        path = tmp_path / f"h{judges}.toml"
+        path.write_text(res.output)
+        load_config(path, **{"models.judges": [f"openai-api/fake/j{i}" for i in range(judges)]}).check()
+    res = CliRunner().invoke(app, ["hybrid", "config"])
+    assert "k1 = 8" in res.output and "k4 = 10" in res.output  # without --judges: the paper's values
+
+
+def test_generation_scores_carry_n_and_intervals_and_errors_are_not_scored(fake_env, store, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    seeds, dis = seeds_and_distractors(10, 2)
+    qs = aggregate(seeds, dis, m=2, n=6, seed=3)[:4]
+    assert len(qs) == 4
+    wrong = [it["number"] for it in qs[1]["items"] if not it["correct"]][0]
+    rules = [
+        {"match": re.escape(qs[0]["items"][0]["text"]) + "\n", "reply": "\\boxed{%d, %d}" % tuple(qs[0]["answer"])},
+        {"match": re.escape(qs[1]["items"][0]["text"]) + "\n", "reply": "\\boxed{%d, %d}" % (qs[1]["answer"][0], wrong)},
+        {"match": re.escape(qs[2]["items"][0]["text"]) + "\n", "reply": "\\boxed{%d, %d}" % tuple(qs[2]["answer"])},
+        {"match": re.escape(qs[3]["items"][0]["text"]) + "\n", "reply": "x", "faults": [{"kind": "429", "times": 50}]},
+    ]  # fmt: skip
+    fake_env.set_script({"rules": rules})
+    res = run(evaluate_generation(store, LLM(store), "openai-api/fake/m", qs, settings=GenerateSettings(),
+                                  log_dir=tmp_path / "logs", name="unit"))  # fmt: skip
+    s = res["summary"]
+    # 3 answered questions (the 4th failed after its retries): loose 1, 0.5, 1; tight 1, 0, 1
+    assert s["questions"] == 4 and s["errors"] == 1 and s["n"] == 3
+    assert s["loose"] == pytest.approx(100 * 2.5 / 3) and s["tight"] == pytest.approx(100 * 2 / 3)
+    # Wilson, 2 of 3, z = 1.96: centre (2/3 + 0.6402) / 2.2805 = 0.5731, half 0.3654: [20.77, 93.85]
+    assert s["ci95"]["tight"] == pytest.approx([20.77, 93.85], abs=0.01)
+    assert s["ci_method"] == {"loose": "bootstrap", "tight": "wilson"}
+    # a bootstrap over the three loose values (1, 0.5, 1) can only give means between 0.5 and 1
+    low, high = s["ci95"]["loose"]
+    assert 50.0 <= low < s["loose"] <= high == 100.0
+    log = read_eval_log(res["log"])
+    errored = [sample for sample in log.samples if sample.error is not None]
+    assert [sample.id for sample in errored] == [qs[3]["id"]]

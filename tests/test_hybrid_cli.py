@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import SHARED
 from typer.testing import CliRunner
 
-from conftest import SHARED
 from theorembench.cli import app
 
 STACKS = SHARED / "data" / "stacks"
@@ -67,3 +67,104 @@ def test_build_rejects_bad_parameters_and_chapters(fake_env, stacks, tmp_path):
     res = runner.invoke(app, ["hybrid", "build", "--stacks", str(stacks), "--chapter", "nosuch", "--config", str(cfg),
                               "--judge", "openai-api/fake/j", "--generator", "openai-api/fake/g"])  # fmt: skip
     assert res.exit_code == 2 and "nosuch" in res.output
+
+
+# ------------------------------------------------------------------ eval: perplexity support, notes, defaults
+
+QUESTIONS = [
+    {"id": f"q{i}", "m": 2, "n": 4, "answer": answer,
+     "items": [{"number": k, "text": f"Item text {i}.{k}", "correct": k in answer} for k in range(1, 5)]}
+    for i, answer in enumerate([[1, 2], [1, 2], [3, 4]])
+]  # fmt: skip
+PPL_QUESTIONS = [{"id": "s1", "options": ["A true proof.", "A false proof."], "correct": 0}]
+
+
+@pytest.fixture
+def built(tmp_path):
+    """A `hybrid build` folder written by hand: three questions keyed 1,2 / 1,2 / 3,4, one perplexity question."""
+    folder = tmp_path / "hb"
+    folder.mkdir()
+    (folder / "questions.json").write_text(json.dumps(QUESTIONS))
+    (folder / "ppl_questions.json").write_text(json.dumps(PPL_QUESTIONS))
+    return folder
+
+
+def chat_only(server) -> None:
+    """Replies \\boxed{1, 2} to every evaluation question; /completions gives no log-probabilities."""
+    server.set_script({"logprobs_mode": "none", "rules": [{"match": "Exactly 2 of these", "reply": "\\boxed{1, 2}"}]})
+
+
+def test_eval_both_on_a_chat_only_server_skips_perplexity_and_keeps_generation(fake_env, built, tmp_path):
+    chat_only(fake_env)
+    out = tmp_path / "r.json"
+    res = runner.invoke(app, ["hybrid", "eval", str(built), "--model", "openai-api/fake/m", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    results = json.loads(out.read_text())
+    assert results["generation"]["summary"]["tight"] == pytest.approx(100 * 2 / 3)  # q0 and q1 right, q2 wrong
+    assert "perplexity" not in results
+    assert "no log-probabilities" in results["perplexity_skipped"]
+    assert len(results["notes"]) == 1 and results["notes"][0].startswith("perplexity-based evaluation skipped")
+    assert "note: perplexity-based evaluation skipped" in res.output and "skipped (see note)" in res.output
+    # the support check came first: one probe to /completions, then the three questions
+    endpoints = [r["endpoint"] for r in fake_env.requests]
+    assert endpoints[0] == "completions" and endpoints.count("completions") == 1
+    assert endpoints.count("chat") == 3
+
+
+def test_eval_perplexity_only_on_a_chat_only_server_stops_before_any_work(fake_env, built, tmp_path):
+    chat_only(fake_env)
+    out = tmp_path / "r.json"
+    res = runner.invoke(app, ["hybrid", "eval", str(built), "--model", "openai-api/fake/m", "--mode", "perplexity",
+                              "--out", str(out)])  # fmt: skip
+    assert res.exit_code == 2
+    assert "perplexity-based evaluation of openai-api/fake/m is not possible" in res.output
+    assert "Traceback" not in res.output and not out.exists()
+    assert [r["endpoint"] for r in fake_env.requests] == ["completions"]
+
+
+def test_eval_hosted_model_does_not_crash(fake_env, built, tmp_path, monkeypatch):
+    chat_only(fake_env)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    # no base URL: perplexity is impossible, known without a request (and nothing else is asked)
+    res = runner.invoke(app, ["hybrid", "eval", str(built), "--model", "openai/gpt-5", "--mode", "perplexity"])
+    assert res.exit_code == 2 and "no server address" in res.output and "Traceback" not in res.output
+    assert fake_env.requests == []
+    # a hosted-model name on an OpenAI-compatible chat-only server: generation is written, perplexity skipped
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_env.base_url)
+    out = tmp_path / "r.json"
+    res = runner.invoke(app, ["hybrid", "eval", str(built), "--model", "openai/gpt-5", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    results = json.loads(out.read_text())
+    assert results["generation"]["summary"]["n"] == 3 and "perplexity_skipped" in results
+
+
+def test_eval_leaves_the_reply_length_to_the_provider(fake_env, built, tmp_path):
+    chat_only(fake_env)
+    res = runner.invoke(app, ["hybrid", "eval", str(built), "--model", "openai-api/fake/m", "--mode", "generation",
+                              "--out", str(tmp_path / "r.json")])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    bodies = [r["body"] for r in fake_env.requests if r["endpoint"] == "chat"]
+    assert len(bodies) == 3
+    assert all("max_tokens" not in b and "max_completion_tokens" not in b for b in bodies)
+    res = runner.invoke(app, ["hybrid", "eval", str(built), "--model", "openai-api/fake/m", "--mode", "generation",
+                              "--max-tokens", "64", "--out", str(tmp_path / "r64.json")])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    bodies = [r["body"] for r in fake_env.requests if r["endpoint"] == "chat"][3:]
+    assert len(bodies) == 3 and all(64 in (b.get("max_tokens"), b.get("max_completion_tokens")) for b in bodies)
+
+
+def test_eval_perplexity_score_with_interval_and_rerun_from_cache(fake_env, built, tmp_path):
+    fake_env.set_script({"logprob_rules": [{"match": "true", "logprob": -0.1}, {"match": "false", "logprob": -3.0}],
+                         "rules": [{"match": "Exactly 2 of these", "reply": "\\boxed{1, 2}"}]})  # fmt: skip
+    out = tmp_path / "r.json"
+    args = ["hybrid", "eval", str(built), "--model", "openai-api/fake/m", "--mode", "perplexity", "--out", str(out)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    p = json.loads(out.read_text())["perplexity"]["summary"]
+    assert p["score"] == pytest.approx(100.0) and p["n"] == 1 and p["ci95"] == [100.0, 100.0]
+    assert "100.0 [100.0–100.0] n=1" in res.output
+    made = fake_env.stats()["endpoints"]["completions"]
+    assert made == 3  # the alignment probe and the two options
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert fake_env.stats()["endpoints"]["completions"] == made  # the rerun is answered from the cache

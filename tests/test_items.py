@@ -7,8 +7,8 @@ import json
 import subprocess
 
 import pytest
-
 from conftest import PYTHON, cli_env, write_items
+
 from theorembench.evaluate.mcq.items import (
     DatasetError,
     categories,

@@ -9,8 +9,8 @@ import subprocess
 import time
 
 import sqlalchemy as sa
-
 from conftest import PYTHON, cli_env
+
 from theorembench.store import Store
 
 

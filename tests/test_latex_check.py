@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -13,15 +14,17 @@ import pytest
 from conftest import LMB_HARD
 
 from theorembench.latex import check as lc
-from theorembench.latex.check import engines, katex, pdflatex
 from theorembench.latex.check import (
     LatexReport,
     available,
     check_item,
     check_katex,
     check_pdflatex,
+    engines,
+    katex,
     katex_macros_from_preamble,
     math_segments,
+    pdflatex,
     sanitize_preamble,
     scan_math,
 )
@@ -316,6 +319,8 @@ def test_pdflatex_reports_every_failing_string_and_the_line_it_failed_on() -> No
     assert report.checked == {"pdflatex": 5}
     one = check_pdflatex(strings, max_compiles=1)
     assert [i.where for i in one.issues] == ["choice A"] and "not checked" in one.skipped[0]
+    assert not one.complete and not one.ok
+    assert report.complete
 
 
 @needs_pdflatex
@@ -400,9 +405,12 @@ def test_unavailable_engines_are_skipped_not_raised(tmp_path: Path, monkeypatch:
     assert status["katex"] and "node" in status["katex"]
     assert status["pdflatex"] and "pdflatex" in status["pdflatex"]
     report = check_item({"question": r"$\frac{a}$ broken"})
-    assert report.ok and report.issues == []
+    # nothing was checked: no issue found, yet the item has not passed
+    assert report.issues == [] and report.passed
+    assert not report.complete and not report.ok
     assert [s.split(":")[0] for s in report.skipped] == ["katex", "pdflatex"]
     assert report.checked == {"katex": 0, "pdflatex": 0}
+    assert report.to_dict()["ok"] is False and report.to_dict()["complete"] is False
 
 
 @needs_katex
@@ -415,13 +423,25 @@ def test_path_without_pdflatex_keeps_katex(tmp_path: Path, monkeypatch: pytest.M
     report = check_item({"question": r"$\frac{a}$ broken"})
     assert report.wheres("katex") == {"question"}
     assert len(report.skipped) == 1 and report.skipped[0].startswith("pdflatex: pdflatex not found")
+    # KaTeX alone passing a string is not a pass: pdflatex never saw it
+    fine = check_item({"question": r"$x$ fine"})
+    assert fine.passed and fine.checked == {"katex": 1, "pdflatex": 0}
+    assert not fine.complete and not fine.ok
+
+
+@needs_pdflatex
+def test_spent_time_budget_is_not_a_pass() -> None:
+    report = check_pdflatex({"question": "Fine $x$.", "choice A": "Fine $y$."}, timeout_s=0)
+    assert report.issues == [] and report.checked == {"pdflatex": 0}
+    assert report.skipped == ["pdflatex: 2 string(s) not checked (time budget of 0 s spent)"]
+    assert not report.complete and not report.ok
 
 
 def test_missing_katex_package_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(lc.KATEX_DIR_ENV, str(tmp_path / "nowhere"))
     assert "katex npm package was not found" in available()["katex"]
     report = check_katex({"q": "$x$"})
-    assert report.ok and report.checked == {"katex": 0} and "katex npm package" in report.skipped[0]
+    assert not report.ok and report.checked == {"katex": 0} and "katex npm package" in report.skipped[0]
 
 
 @needs_both
@@ -447,8 +467,125 @@ def test_report_merge_and_dict() -> None:
     a = LatexReport(checked={"katex": 2})
     b = LatexReport(checked={"pdflatex": 1}, skipped=["katex: x"])
     b.add(lc.LatexIssue("question", "$x$", "pdflatex", "boom"))
+    assert a.ok and a.passed and a.complete
     merged = LatexReport(checked={}).merge(a).merge(b)
     assert not merged.ok and merged.checked == {"katex": 2, "pdflatex": 1} and merged.skipped == ["katex: x"]
+    unchecked = LatexReport(checked={"katex": 0}).merge(LatexReport(checked={}, skipped=["pdflatex: not found"]))
+    assert unchecked.passed and not unchecked.complete and not unchecked.ok
     d = merged.to_dict()
+    assert (d["ok"], d["passed"], d["complete"]) == (False, False, False)
     assert d["issues"][0] == {"where": "question", "segment": "$x$", "engine": "pdflatex", "message": "boom"}
     assert re.search("pdflatex", str(merged.issues[0]))
+
+
+# --------------------------------------------------------------------------- bounded output, off the event loop
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, list]:
+    """What each pdflatex compile read: (bytes of its output kept, why it was stopped) and the log bytes read."""
+    seen: dict[str, list] = {"output": [], "log": []}
+    real_run, real_head = pdflatex.run_process, pdflatex._read_head
+
+    def run(cmd, **kw):
+        ran = real_run(cmd, **kw)
+        seen["output"].append((ran.bytes_read, ran.stopped))
+        return ran
+
+    def head(path: Path, limit: int) -> str:
+        text = real_head(path, limit)
+        seen["log"].append((len(text.encode("utf-8")), path.stat().st_size if path.is_file() else 0))
+        return text
+
+    monkeypatch.setattr(pdflatex, "run_process", run)
+    monkeypatch.setattr(pdflatex, "_read_head", head)
+    return seen
+
+
+@needs_pdflatex
+def test_a_string_that_prints_without_end_is_stopped_at_the_output_cap(reads, monkeypatch) -> None:
+    monkeypatch.setattr(pdflatex, "OUTPUT_CAP", 64 << 10)
+    strings = {"question": "Fine $x$.", "choice A": r"\loop\message{flood flood flood}\iftrue\repeat",
+               "choice B": "Fine $y$."}  # fmt: skip
+    report = check_pdflatex(strings, timeout_s=120)
+    assert [i.where for i in report.issues] == ["choice A"]
+    assert report.issues[0].message.startswith("output limit: pdflatex was stopped past 64 KB of output")
+    assert report.checked == {"pdflatex": 3} and report.complete  # the others compiled again, without it
+    # the flooding compile: exactly the cap of its output read, and it was stopped there
+    assert reads["output"][0] == (65536, "output")
+    assert reads["output"][1][1] is None
+    assert all(read <= 256 << 10 for read, _on_disk in reads["log"])
+
+
+@needs_pdflatex
+def test_a_string_that_floods_only_the_log_is_stopped_by_the_file_size_limit(reads, monkeypatch) -> None:
+    monkeypatch.setattr(pdflatex, "LOG_LIMIT", 1 << 20)
+    flood = r"\tracingonline=0 \tracingcommands=3 \loop\relax\iftrue\repeat"  # tracing goes to the log alone
+    report = check_pdflatex({"question": "Fine $x$.", "choice A": flood, "choice B": "Fine $y$."}, timeout_s=120)
+    assert [i.where for i in report.issues] == ["choice A"]
+    assert report.issues[0].message.startswith("output limit: pdflatex was stopped past a 1024 KB log")
+    assert report.checked == {"pdflatex": 3} and report.complete
+    assert reads["output"][0][1] == "file size"
+    # the log reached the limit on disk; only its head was read
+    assert reads["log"][0] == (256 << 10, 1 << 20)
+
+
+def test_process_output_is_capped_and_the_child_stopped(tmp_path: Path) -> None:
+    from theorembench.latex.check.process import Limits, run_process
+
+    script = "import sys\nwhile True:\n    sys.stdout.write('x' * 4096)\n"
+    ran = run_process([sys.executable, "-c", script], input_text=None, timeout_s=120, cwd=str(tmp_path),
+                      env=None, max_output=10_000, limits=Limits(cpu_s=120))  # fmt: skip
+    assert (ran.returncode, ran.out, ran.stopped, ran.bytes_read) == (None, "x" * 10_000, "output", 10_000)
+    big = tmp_path / "big"  # a child writing a file without end is stopped at the file-size limit
+    ran = run_process([shutil.which("sh") or "/bin/sh", "-c", "exec yes > big"], input_text=None, timeout_s=120,
+                      cwd=str(tmp_path), env=None, limits=Limits(file_bytes=100_000))  # fmt: skip
+    assert ran.stopped == "file size" and big.stat().st_size == 100_000
+
+
+def _blocking_pdflatex(folder: Path, port: int) -> None:
+    """A stand-in pdflatex that tells the test it started, then waits for the test's event loop to answer."""
+    folder.mkdir()
+    exe = folder / "pdflatex"
+    exe.write_text(
+        f"#!{sys.executable}\n"
+        "import socket\n"
+        f"conn = socket.create_connection(('127.0.0.1', {port}))\n"
+        "conn.sendall(b'started\\n')\n"
+        "conn.makefile('rb').readline()\n"
+        "print('[tb-document] [tb-begin:0] [tb-end:0] [tb-done]', flush=True)\n"
+    )  # fmt: skip
+    exe.chmod(0o755)
+
+
+def test_the_event_loop_runs_while_a_check_is_in_flight(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in engine only finishes when a coroutine on the same loop answers it.
+
+    Were the check run on the loop, that coroutine could not run until the engine was
+    killed at its timeout: the check would then report an issue, and the answer would
+    come after the check had finished.
+    """
+    import asyncio
+
+    async def scenario() -> tuple[list[bool], LatexReport]:
+        pending_when_answered: list[bool] = []
+        task: asyncio.Task | None = None
+
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readline()
+            pending_when_answered.append(task is not None and not task.done())
+            writer.write(b"go\n")
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        _blocking_pdflatex(tmp_path / "bin", server.sockets[0].getsockname()[1])
+        monkeypatch.setenv(lc.PATH_ENV, str(tmp_path / "bin"))  # no node, no kpsewhich: KaTeX is skipped
+        async with server:
+            task = asyncio.create_task(lc.check_item_async({"question": "Fine."}, timeout_s=30))
+            report = await task
+        return pending_when_answered, report
+
+    pending_when_answered, report = asyncio.run(scenario())
+    assert pending_when_answered == [True]
+    assert report.issues == [] and report.checked == {"katex": 0, "pdflatex": 1}

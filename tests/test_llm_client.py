@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from pydantic import ValidationError
 
 from theorembench.llm import LLM, GenerateSettings, LLMError, ModelConfigError, PriceTable, StructuredOutputError
 from theorembench.llm.models import resolve_model
 from theorembench.store import Store, loads
+from theorembench.testing.fakellm import FakeLLMServer
 
 MSG = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "what is 1+1?"}]
 MODEL = "openai-api/fake/m1"
@@ -104,9 +106,11 @@ def test_timeout_is_retried_and_bounded(backend, fake_env, store):
 
 
 def test_concurrency_limit_is_respected(backend, fake_env, store):
-    fake_env.set_script({"default": {"reply": "x", "delay_ms": 100}})
+    # the server holds requests until three are held together: the batches of three can only
+    # be answered if the client keeps three in flight, and max_in_flight shows it never sends a fourth
+    fake_env.set_script({"barrier": 3, "default": {"reply": "x"}})
     llm = LLM(store)
-    settings = GenerateSettings(max_connections=3)
+    settings = GenerateSettings(max_connections=3, timeout=30, max_retries=0)
 
     async def many():
         return await asyncio.gather(*(llm.generate(MODEL, [{"role": "user", "content": f"q{i}"}], settings)
@@ -216,17 +220,43 @@ def test_hosted_providers_are_available_offline(name, api):
     assert type(backend.model.api).__name__ == api
 
 
+async def _gather_while_held(server, calls, held=1):
+    """Start the calls, wait (off the loop) until the server holds ``held`` requests, then let them go."""
+    tasks = [asyncio.ensure_future(c) for c in calls]
+    await asyncio.to_thread(server.wait_for, lambda s: s["held"] == held)
+    server.release()
+    return await asyncio.gather(*tasks, return_exceptions=True)
+
+
 def test_identical_concurrent_calls_are_made_once(backend, fake_env, store):
-    fake_env.set_script({"default": {"reply": "once", "delay_ms": 100}})
+    fake_env.set_script({"max_responses": 0, "default": {"reply": "once"}})  # hold the first request
     llm = LLM(store)
-
-    async def many():
-        return await asyncio.gather(*(llm.generate(MODEL, MSG, GenerateSettings(max_connections=4)) for _ in range(5)))
-
-    results = run(many())
+    results = run(_gather_while_held(fake_env, [llm.generate(MODEL, MSG) for _ in range(5)]))
     assert fake_env.stats()["total_requests"] == 1
     assert {r.call_id for r in results} == {results[0].call_id}
     assert sum(r.cached for r in results) == 4
+
+
+def test_duplicates_of_a_failed_call_share_its_failure(backend, fake_env, store):
+    fake_env.set_script({"max_responses": 0,
+                         "default": {"reply": "x", "faults": [{"kind": "429", "times": 100, "retry_after": 0}]}})  # fmt: skip
+    llm = LLM(store)
+    calls = [llm.generate(MODEL, MSG, GenerateSettings(max_retries=2)) for _ in range(5)]
+    outcomes = run(_gather_while_held(fake_env, calls))
+    assert all(isinstance(o, LLMError) and o.kind == "rate_limited" for o in outcomes)
+    assert fake_env.stats()["total_requests"] == 3  # the leading call's 1 + 2 retries, nothing from the waiters
+    assert len({o.call_id for o in outcomes}) == 1 and outcomes[0].call_id is not None
+    assert store.usage()["calls"] == 1
+    assert llm._inflight == {}
+
+
+def test_settings_are_immutable():
+    s = GenerateSettings(temperature=0.5)
+    with pytest.raises(ValidationError):
+        s.temperature = 0.9
+    with pytest.raises(ValidationError):
+        s.max_retries = 1
+    assert s.temperature == 0.5 and s.model_copy(update={"temperature": 0.9}).temperature == 0.9
 
 
 def test_settings_memos_follow_copies():
@@ -242,3 +272,93 @@ def test_seeded_samples_get_distinct_seeds(backend, fake_env, store):
     run(llm.generate(MODEL, MSG, GenerateSettings(seed=10), sample=2))
     seeds = [r["body"].get("seed") for r in fake_env.requests]
     assert seeds == [10, 12]
+
+
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"],
+          "additionalProperties": False}  # fmt: skip
+
+
+def test_failed_structured_step_asks_again_on_rerun(fake_env, store):
+    fake_env.set_script({"default": {"reply": '{"answer": "two"}', "usage": {"prompt_tokens": 10, "completion_tokens": 4}}})
+    with pytest.raises(StructuredOutputError) as info:
+        run(LLM(store).generate_json(MODEL, MSG, SCHEMA, repair_attempts=1))
+    invalid_ids = info.value.call_ids
+    assert len(invalid_ids) == 2 and fake_env.stats()["total_requests"] == 2
+    # the rerun (a new client, as in a new process) asks the model again, and this time gets a usable reply
+    fake_env.set_script({"default": {"reply": '{"answer": 2}'}})
+    obj, completions = run(LLM(store).generate_json(MODEL, MSG, SCHEMA, repair_attempts=1))
+    assert obj == {"answer": 2} and not completions[0].cached
+    assert fake_env.stats()["total_requests"] == 3
+    # the invalid replies stay in the ledger with their tokens, marked invalid with the reason
+    for call_id in invalid_ids:
+        row = store.get_call(call_id)
+        assert row["status"] == "invalid" and "schema" in row["error"]
+        assert (row["prompt_tokens"], row["completion_tokens"]) == (10, 4)
+    usage = store.usage()
+    assert (usage["calls"], usage["ok"], usage["invalid"], usage["failed"]) == (3, 1, 2, 0)
+    # a valid answer is cached as before
+    run(LLM(store).generate_json(MODEL, MSG, SCHEMA, repair_attempts=1))
+    assert fake_env.stats()["total_requests"] == 3
+
+
+def test_invalid_repair_reply_is_asked_again(fake_env, store):
+    fake_env.set_script({"rules": [{"match": "could not be used", "reply": "still not json"}],
+                         "default": {"reply": "not json"}})  # fmt: skip
+    with pytest.raises(StructuredOutputError):
+        run(LLM(store).generate_json(MODEL, MSG, SCHEMA, repair_attempts=1))
+    # same first reply on the rerun, but the repair turn now gives valid JSON: both turns are asked again
+    fake_env.set_script({"rules": [{"match": "could not be used", "reply": '{"answer": 3}'}],
+                         "default": {"reply": "not json"}})  # fmt: skip
+    obj, completions = run(LLM(store).generate_json(MODEL, MSG, SCHEMA, repair_attempts=1))
+    assert obj == {"answer": 3} and [c.cached for c in completions] == [False, False]
+    assert fake_env.stats()["total_requests"] == 4
+
+
+def test_two_servers_behind_one_model_name_never_share_answers(fake_env, store, monkeypatch):
+    assert run(LLM(store).generate(MODEL, MSG)).text == "\\boxed{A}"
+    with FakeLLMServer({"default": {"reply": "from the other server"}}) as other:
+        monkeypatch.setenv("FAKE_BASE_URL", other.base_url)
+        c = run(LLM(store).generate(MODEL, MSG))
+        assert (c.text, c.cached) == ("from the other server", False)
+        assert other.stats()["total_requests"] == 1
+    # back on the first server: its own answer, from the cache
+    monkeypatch.setenv("FAKE_BASE_URL", fake_env.base_url)
+    c = run(LLM(store).generate(MODEL, MSG))
+    assert (c.text, c.cached) == ("\\boxed{A}", True)
+    # the same server with a revision tag the user gives is asked again
+    monkeypatch.setenv("THEOREMBENCH_MODEL_REVISION", "v2")
+    c = run(LLM(store).generate(MODEL, MSG))
+    assert not c.cached and fake_env.stats()["total_requests"] == 2
+
+
+def test_local_server_starts_off_the_event_loop_and_once(fake_env, store):
+    import threading
+
+    loop_ran = threading.Event()
+    starts: list[str] = []
+    waited: list[bool] = []
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        in_start = asyncio.Event()
+
+        def start_local(model: str) -> str:
+            # blocks until a coroutine on the event loop has run while this start is under way;
+            # if it ran on the loop itself nothing else could run, and the wait ends unmet
+            loop.call_soon_threadsafe(in_start.set)
+            waited.append(loop_ran.wait(timeout=10))
+            starts.append(model)
+            return fake_env.base_url
+
+        async def other_work():
+            await in_start.wait()
+            loop_ran.set()
+
+        llm = LLM(store, start_local=start_local)
+        return await asyncio.gather(llm.generate("local/smollm2", MSG), llm.generate("local/smollm2", MSG),
+                                    other_work())  # fmt: skip
+
+    first, second, _ = run(main())
+    assert waited == [True]
+    assert starts == ["smollm2"]  # one start for both calls
+    assert first.text == second.text == "\\boxed{A}"

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from conftest import PYTHON, cli_env
 from typer.testing import CliRunner
 
-from conftest import PYTHON, cli_env
 from theorembench.cli import app
 from theorembench.evaluate.mcq.items import META_OPTION, load_dataset
 from theorembench.methods.lmb.config import ConfigError, load_config
-from theorembench.methods.lmb.pipeline import StageFailure, select_hard, validate_distractors
+from theorembench.methods.lmb.funnel import select_hard
+from theorembench.methods.lmb.pipeline import StageFailure, validate_distractors
 from theorembench.methods.lmb.surface import check_surface
 from theorembench.store import Store
 
@@ -52,7 +53,7 @@ def rubric(scores=(2, 2, 1, 1)) -> str:
 
 
 def match(trivial: bool) -> str:
-    return json.dumps({"match": trivial, "verdict": "stem-trivial" if trivial else "stem-nontrivial",
+    return json.dumps({"match": trivial, "verdict": "matches" if trivial else "does not match",
                        "score": 0.9 if trivial else 0.1, "reason": "compared"})  # fmt: skip
 
 
@@ -115,7 +116,7 @@ def build(tmp_path: Path, paper_ids: list[str], *extra: str, cfg: Path | None = 
     res = runner.invoke(app, [*args, *extra], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     split = {name: json.loads((tmp_path / "out" / f"qaEval_202611_{name}.json").read_text())
-             for name in ("full", "ge5", "ge5_hard")}  # fmt: skip
+             for name in ("full", "ge5", "ge5_hard", "pool")}  # fmt: skip
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     return res, split, summary
 
@@ -126,54 +127,75 @@ def steps(tmp_path: Path, stage: str) -> list:
                                    " ORDER BY key"), {"stage": stage})  # fmt: skip
 
 
-def test_full_chain_outputs_released_layout_and_funnel(fake_env, papers, tmp_path):
-    # calls come one theorem at a time (concurrency 1), so reply sequences address theorems and variants
+def requests_to(fake_env, system_marker: str) -> int:
+    """How many requests reached the server for one stage (told apart by its system prompt)."""
+    return sum(1 for r in fake_env.requests if system_marker in r["body"]["messages"][0]["content"])
+
+
+def test_full_chain_follows_the_paper_order_and_the_released_layout(fake_env, papers, tmp_path):
+    # calls come one theorem at a time (concurrency 1), so reply sequences address theorems and variants:
+    # theorem 0 passes the rubric and the stem-only filter, so it alone gets an alternative set, which fails
+    # the rubric; theorem 1 fails the rubric; theorem 2's stem is answerable alone
     stems = [json.dumps(dict(STEM, question=STEM["question"] + f" (Case {k}.)")) for k in range(3)]
-    sets = [distractors(marker=f" (variant {k})") for k in range(6)]  # every item its own options
-    # rubric: the 2nd item (theorem 1, alt1) scores 3 < 5; stem-only: theorem 2's stem is answerable alone
+    sets = [distractors(marker=f" (variant {k})") for k in range(4)]  # every item its own options
     s = script(stem=stems, repair=stems, distractors=sets, revise=sets,
-               rubric=[rubric(), rubric((1, 1, 1, 0)), rubric(), rubric(), rubric(), rubric()],
-               match=[match(False), match(True), match(False)])  # fmt: skip
+               rubric=[rubric(), rubric((1, 1, 1, 0)), rubric((1, 1, 1, 0)), rubric()],
+               match=[match(False), match(True)])  # fmt: skip
     fake_env.set_script(s)
     res, split, summary = build(tmp_path, papers)
-    full, ge5, hard = split["full"], split["ge5"], split["ge5_hard"]
-    assert len(full) == 6 and len(ge5) == 5
-    assert summary["funnel"] == {"theorems": 3, "generated": 6, "rubric": 5, "stem_nontrivial": 3, "hard": 2}
-    assert {it["source_id"] for it in hard} == {papers[0], papers[2]}
+    full, ge5, hard, pool = split["full"], split["ge5"], split["ge5_hard"], split["pool"]
+    # Stage 6 order: alternatives only for the item that passed the rubric and the stem-only filter
+    assert requests_to(fake_env, "You write the four other options") == 4  # 3 originals + 1 alternative
+    assert requests_to(fake_env, "You grade a multiple-choice question") == 4
+    assert requests_to(fake_env, "Answer the research question you are given") == 2  # theorems 0 and 2
+    assert [it["id"] for it in full] == papers and [it["id"] for it in ge5] == [papers[0], papers[2]]
+    assert [it["id"] for it in pool] == [f"{papers[0]}::alt1", f"{papers[0]}::orig"]
+    assert summary["funnel"] == {"theorems": 3, "generated": 3, "rubric": 2, "stem_nontrivial": 1, "pool": 2,
+                                 "eligible": 1, "hard": 1}  # fmt: skip
+    assert [it["id"] for it in hard] == [f"{papers[0]}::orig"]
     keys = {"id", "paper_link", "theorems_cnt", "theorem", "ref_dict", "pre_theorem_intro_text_len",
             "pre_theorem_intro_text", "context", "full_context", "post_theorem_intro_text_len",
             "post_theorem_intro_text", "sketch", "expanded_sketch", "expanded_theorem", "theorem_type", "mcq",
             "qa quality eval", "stem_triviality", "source_id", "variant", "candidate_source_key",
             "hard_selection_meta"}  # fmt: skip
-    for item in full:
+    for item in full + pool:
         assert keys <= set(item)
-        assert item["variant"] in ("orig", "alt1") and item["id"] == f"{item['source_id']}::{item['variant']}"
+        assert item["theorems_cnt"] == 2  # each sample paper states a theorem and one lemma or proposition up front
         assert item["theorem_type"] == ["Inequality or Bound", "Universal"]
-        assert item["candidate_source_key"].startswith(item["source_id"] + "::")
+        assert item["candidate_source_key"] == item["source_id"] + "::['Inequality or Bound', 'Universal']"
         mcq = item["mcq"]
         assert [c["label"] for c in mcq["choices"]] == ["B", "C", "D", "E"]
         assert mcq["correct_choice"]["text"] == (META_OPTION if item["substitution_resistant"] else A_TEXT)
         assert all(c["text"] != META_OPTION for c in mcq["choices"])
         for stage in ("sketch", "classify", "stem", "distractors", "rubric"):
             assert item["call_ids"][stage], stage
-    assert any(it["substitution_resistant"] for it in full) and not all(it["substitution_resistant"] for it in full)
-    for item in hard:
-        meta = item["hard_selection_meta"]
-        assert meta["selected_variant"] == item["variant"] and meta["model_is_correct"] is False
+    # the released stem_triviality: the theorem's id, its rubric total as score, the judge's short verdict
+    st = hard[0]["stem_triviality"]
+    assert {k: st[k] for k in ("id", "score", "match", "verdict")} == {
+        "id": papers[0], "score": 6, "match": False, "verdict": "does not match"}
+    assert pool[0]["stem_triviality"] == st  # the alternative shares the theorem's filter result
+    assert full[2]["stem_triviality"]["verdict"] == "matches" and full[1]["stem_triviality"] is None
+    assert pool[0]["substitution_resistant"] == pool[1]["substitution_resistant"]
+    meta = hard[0]["hard_selection_meta"]
+    assert meta["selected_variant"] == "orig" and meta["model_is_correct"] is False and meta["selected_from"] == 1
+    assert meta["selection_rank"] == [1, 6.0, 0]  # no answer could be read, rubric total 6, the original set
     # the output loads in `eval mcq` exactly like the released split
     assert len(load_dataset(tmp_path / "out" / "qaEval_202611_ge5_hard.json").items) == len(hard)
     fake_env.set_script({"default": {"reply": "\\boxed{A}"}})
     ev = runner.invoke(app, ["eval", "mcq", str(tmp_path / "out" / "qaEval_202611_full.json"), "--model", GEN,
                              "--out", str(tmp_path / "r.json")])  # fmt: skip
     assert ev.exit_code == 0, ev.output
-    assert json.loads((tmp_path / "r.json").read_text())["summary"]["all"]["total"] == 6
-    # funnel, costs and rejections are printed and saved
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["all"]["total"] == 3
+    # funnel, costs and rejections are printed and saved, with the released summary fields
     assert "funnel 202611" in res.output and "stem_only rejected" in res.output
     stages = {row["stage"]: row for row in summary["costs"]}
-    assert stages["distractors"]["calls"] == 12  # 6 items x (generate + adversarial revision)
-    assert stages["calibrate"]["calls"] == 3
-    assert summary["rejections"]["rubric rejected"] == {"total score below 5": 1}
-    assert summary["rejections"]["stem_only rejected"] == {"answerable from the stem alone": 2}
+    assert stages["distractors"]["calls"] == 8  # 4 items x (generate + adversarial revision)
+    assert stages["calibrate"]["calls"] == 1 and stages["recheck"]["calls"] == 1
+    assert summary["rejections"]["rubric rejected"] == {"total score below 5": 2}
+    assert summary["rejections"]["stem_only rejected"] == {"answerable from the stem alone": 1}
+    assert summary["hard_selection_summary"] == {"pool_size": 2, "eligible_after_min_score": 1, "source_groups": 1,
+                                                 "selected_count": 1, "dropped_solved_sources": 0, "min_score": 5.0}
+    assert (summary["hard_accuracy"], summary["hard_correct"], summary["hard_total"]) == (0.0, 0, 1)
 
 
 def test_rerun_pays_for_nothing(fake_env, papers, tmp_path):
@@ -212,19 +234,20 @@ def test_malformed_json_is_retried_boundedly_then_recorded_as_failed(fake_env, p
     fake_env.set_script(script(distractors="Sure! B is false, C is weaker..."))
     _res, split, summary = build(tmp_path, papers[:1])
     rows = steps(tmp_path, "distractors")
-    assert len(rows) == 2 and all(r["status"] == "failed" for r in rows)
+    assert len(rows) == 1 and rows[0]["status"] == "failed"  # no alternative set for a theorem without an item
     assert "malformed model output" in rows[0]["reason"]
     assert len(json.loads(rows[0]["call_ids"])) == 3  # 1 + 2 bounded repair turns
     assert split["full"] == [] and "distractors failed" in summary["rejections"]
 
 
-def test_surface_offenders_are_revised_then_rejected(fake_env, papers, tmp_path):
+def test_surface_offenders_are_revised_then_flagged(fake_env, papers, tmp_path):
     long_b = "For every integer $n \\ge 1$ " + "and moreover every related quantity behaves as expected " * 6 + "."
     fake_env.set_script(script(distractors=distractors(b_text=long_b), revise=distractors(b_text=long_b)))
-    build(tmp_path, papers[:1])
+    _res, split, _ = build(tmp_path, papers[:1])
     rows = steps(tmp_path, "distractors")
-    assert all(r["status"] == "rejected" and "option B is" in r["reason"] and "as long as option A" in r["reason"]
-               for r in rows)  # fmt: skip
+    assert rows and all(r["status"] == "ok" for r in rows)  # kept, not silently dropped
+    flags = split["full"][0]["surface_flags"]
+    assert any("option B is" in f and "as long as option A" in f for f in flags)
     requests = [r for r in fake_env.requests if "You audit the other options" in r["body"]["messages"][0]["content"]]
     assert any("option B is" in r["body"]["messages"][1]["content"] for r in requests)  # problems quoted back
 
@@ -242,8 +265,8 @@ def test_invalid_latex_repair_then_drop(fake_env, papers, tmp_path):
     fixed = json.dumps({"text": "For every integer $n \\ge 2$ one has $|D_n - n!/e| < 1/n^2$ and the sign of $D_n - n!/e$ is $(-1)^n$."})
     fake_env.set_script(script(distractors=distractors(broken=broken), revise=distractors(broken=broken), latex=fixed))
     _res, split, _ = build(tmp_path, papers[:1], cfg=write_config(tmp_path, latex={"check": True, "repairs": 2}))
-    assert len(split["full"]) == 2
-    assert all(it["latex_check"]["checked"] for it in split["full"])
+    assert len(split["full"]) == 1 and len(split["pool"]) == 2
+    assert all(it["latex_check"]["checked"] for it in split["pool"])
 
 
 def test_calibration_drops_solved_sources_and_keeps_the_hardest_variant(fake_env, papers, tmp_path):
@@ -252,23 +275,27 @@ def test_calibration_drops_solved_sources_and_keeps_the_hardest_variant(fake_env
     from theorembench.evaluate.mcq.items import Item
     from theorembench.evaluate.mcq.protocol import messages, shuffle_options
 
-    # distinct distractor sets per variant (calls come in order: one theorem at a time)
+    # distinct distractor sets per variant (calls come in order: one theorem at a time, orig then alt1)
     sets = [distractors(marker=f" (variant {k})") for k in range(6)]
     rubrics = [rubric((2, 2, 2, 2)), rubric((2, 2, 1, 1))] * 3
     fake_env.set_script(script(distractors=sets, revise=sets, rubric=rubrics))
     _res, split, _ = build(tmp_path, papers)
-    pool = split["full"]
+    pool = split["pool"]
+    assert len(pool) == 6
     assert len(split["ge5_hard"]) == 3 and all(it["variant"] == "orig" for it in split["ge5_hard"])  # best rubric wins
-    # a second calibrator solves every variant of the first theorem and the orig of the third
-    first, third = pool[0]["source_id"], pool[4]["source_id"]
+    # a second calibrator solves every variant of the first theorem and the orig of the third, and answers the
+    # others wrongly; asked again about the kept items, it gets the third theorem's right
+    first, second, third = papers
     rules = []
     for index, item in enumerate(pool):
         solve = item["source_id"] == first or (item["source_id"] == third and item["variant"] == "orig")
         parsed = Item.model_validate(item)
         presented = shuffle_options(parsed, index, 42)
         prompt = messages(parsed, presented, sketch=False)[1]["content"]
-        rules.append({"match": re.escape(prompt) + "$",
-                      "reply": f"\\boxed{{{presented.correct_label}}}" if solve else "I cannot decide."})  # fmt: skip
+        right = presented.correct_label
+        wrong = "B" if right != "B" else "C"
+        replies = [f"\\boxed{{{right if solve else wrong}}}", f"\\boxed{{{right if item['source_id'] == third else wrong}}}"]
+        rules.append({"match": re.escape(prompt) + "$", "reply": replies})
     s = script(distractors=sets, revise=sets, rubric=rubrics)
     s["rules"] = rules + s["rules"]
     fake_env.set_script(s)
@@ -277,8 +304,13 @@ def test_calibration_drops_solved_sources_and_keeps_the_hardest_variant(fake_env
     assert first not in hard  # every variant solved: the source is dropped
     assert hard[third]["variant"] == "alt1"  # the orig was solved: the unsolved alt1 is kept
     assert hard[third]["hard_selection_meta"]["selected_from"] == 2
-    assert hard[pool[2]["source_id"]]["variant"] == "orig"
+    assert hard[third]["hard_selection_meta"]["selection_rank"] == [2, 6.0, 1]
+    assert hard[second]["variant"] == "orig" and hard[second]["hard_selection_meta"]["selection_rank"] == [2, 8.0, 0]
     assert summary["hard_selection_summary"]["dropped_solved_sources"] == 1
+    assert summary["hard_selection_summary"]["eligible_after_min_score"] == 6
+    # the second answer on the hard split: 1 of 2 right
+    assert (summary["hard_accuracy"], summary["hard_correct"], summary["hard_total"]) == (0.5, 1, 2)
+    assert summary["hard_accuracy_ci95"] == [0.0945, 0.9055]  # Wilson, 1 of 2
 
 
 def test_select_hard_unit():
@@ -286,13 +318,35 @@ def test_select_hard_unit():
         return {"id": f"{src}::{variant}", "source_id": src, "variant": variant, "qa quality eval": {"total_score": score}}
 
     pool = [item("s1", "orig", 6), item("s1", "alt1", 7), item("s2", "orig", 8), item("s2", "alt1", 8),
-            item("s3", "orig", 5)]  # fmt: skip
+            item("s3", "orig", 5), item("s4", "orig", 5), item("s4", "alt1", 7)]  # fmt: skip
     answers = {i["id"]: {"model_is_correct": False, "model_answer": "B", "correct_answer": "C"} for i in pool}
     answers["s3::orig"]["model_is_correct"] = True
+    answers["s4::alt1"]["model_answer"] = None  # no answer read: ranked below a wrong answer
     hard = select_hard(pool, answers)
-    assert [(h["source_id"], h["variant"]) for h in hard] == [("s1", "alt1"), ("s2", "orig")]
+    assert [(h["source_id"], h["variant"]) for h in hard] == [("s1", "alt1"), ("s2", "alt1"), ("s4", "orig")]
     assert hard[0]["hard_selection_meta"] == {"selected_from": 2, "selected_variant": "alt1", "model_is_correct": False,
-                                              "model_answer": "B", "correct_answer": "C", "selection_rank": 1}  # fmt: skip
+                                              "model_answer": "B", "correct_answer": "C",
+                                              "selection_rank": [2, 7.0, 1]}  # fmt: skip
+    assert hard[1]["hard_selection_meta"]["selection_rank"] == [2, 8.0, 1]  # a tie goes to the later set, as released
+    assert hard[2]["hard_selection_meta"]["selection_rank"] == [2, 5.0, 0]
+    # without calibration every item counts as missed
+    assert [h["id"] for h in select_hard(pool, None)] == ["s1::alt1", "s2::alt1", "s3::orig", "s4::alt1"]
+
+
+def test_released_selection_rank_and_stem_triviality_meanings(lmb_hard):
+    """What the checks above rely on, read off the released hard split."""
+    items = json.loads(lmb_hard.read_text())
+    for it in items:
+        rank, st = it["hard_selection_meta"]["selection_rank"], it["stem_triviality"]
+        assert rank == [2, float(it["qa quality eval"]["total_score"]), 0 if it["variant"] == "orig" else 1]
+        assert st["id"] == it["source_id"] and st["match"] is False and isinstance(st["verdict"], str)
+        if it["variant"] == "orig" and it["source_id"] != "2511.17325v1":  # one original was graded again
+            assert st["score"] == it["qa quality eval"]["total_score"]
+    resistant = [it for it in items if it["mcq"]["correct_choice"]["text"].startswith("One of the remaining")]
+    assert len(resistant) == 14 and len(items) == 29  # 48%, as in the paper's 85 of 177
+    assert sorted({it["theorems_cnt"] for it in items}) == [1, 2, 3, 4, 5, 10]
+    unknown = [it for it in items if it["theorem_type"] == "unknown"]
+    assert [it["candidate_source_key"] for it in unknown] == ["2511.16910v1::unknown"]
 
 
 def test_surface_and_structure_checks_unit():
@@ -326,6 +380,58 @@ def test_config_defaults_and_errors(tmp_path):
         load_config(bad)
     res = runner.invoke(app, ["lmb", "config"])
     assert res.exit_code == 0 and "rubric_min = 5" in res.output
+
+
+def test_substitution_resistant_status_is_drawn_per_theorem():
+    from theorembench.methods.lmb.pipeline import substitution_resistant
+
+    ids = [f"2611.{k:05d}v1" for k in range(2000)]
+    share = sum(substitution_resistant(i, 20250101, 0.3) for i in ids) / len(ids)
+    assert 0.27 < share < 0.33  # the configured fraction, over theorems (one draw each, not one per variant)
+    assert not any(substitution_resistant(i, 7, 0.0) for i in ids) and all(substitution_resistant(i, 7, 1.0) for i in ids)
+    other = [substitution_resistant(i, 7, 0.5) for i in ids]
+    assert other != [substitution_resistant(i, 20250101, 0.5) for i in ids]  # the selection seed decides which
+
+
+def test_changing_the_selection_seed_reuses_every_cached_call(fake_env, papers, tmp_path):
+    fake_env.set_script(script())
+    every = {"substitution_resistant_fraction": 1.0}  # the draw cannot change any prompt
+    build(tmp_path, papers[:1], cfg=write_config(tmp_path, generation={**every, "seed": 1}))
+    served = len(fake_env.requests)
+    assert served > 0
+    _res, split, _ = build(tmp_path, papers[:1], cfg=write_config(tmp_path, generation={**every, "seed": 2}))
+    assert len(fake_env.requests) == served  # 0 new requests: the sampling seed is another setting
+    assert split["pool"] and all(it["substitution_resistant"] for it in split["pool"])
+    build(tmp_path, papers[:1], cfg=write_config(tmp_path, generation={**every, "seed": 2, "sampling_seed": 3}))
+    assert len(fake_env.requests) > served  # a new sampling seed is a new call
+
+
+def test_unknown_category_is_kept(fake_env, papers, tmp_path):
+    fake_env.set_script(script(classify=json.dumps({"categories": ["unknown"], "reason": "none fits"})))
+    _res, split, summary = build(tmp_path, papers[:1])
+    item = split["full"][0]
+    assert item["theorem_type"] == "unknown" and item["candidate_source_key"] == f"{papers[0]}::unknown"
+    assert summary["funnel"]["generated"] == 1 and item["stem_triviality"]["theorem_type"] == "unknown"
+    stem_prompts = [r for r in fake_env.requests if "You write the question stem" in r["body"]["messages"][0]["content"]]
+    assert stem_prompts and "Logical category of the theorem: unknown" in stem_prompts[0]["body"]["messages"][0]["content"]
+
+
+def test_theorems_cnt_counts_theorem_blocks_of_the_introduction():
+    from theorembench.methods.lmb.pipeline import intro_theorem_count
+
+    text = "\n".join([
+        "\\newtheorem{theorem}{Theorem}\\newtheorem{lemma}{Lemma}\\newtheorem{conjecture}{Conjecture}",
+        "\\newtheorem{remark}{Remark}\\newtheorem{cor}{Corollary}",
+        "\\begin{document}",
+        "\\section{Introduction}",
+        "\\begin{theorem}A.\\end{theorem}", "\\begin{lemma}B.\\end{lemma}", "\\begin{cor}C.\\end{cor}",
+        "\\begin{remark}R.\\end{remark}", "\\begin{conjecture}Q.\\end{conjecture}",
+        "\\section{Proofs}",
+        "\\begin{theorem}D.\\end{theorem}",
+        "\\end{document}",
+    ])  # fmt: skip
+    assert intro_theorem_count(text) == 3  # theorem, lemma, corollary; not the remark, conjecture or later theorem
+    assert intro_theorem_count(text.replace("\\section{Introduction}", "\\section{Setting}")) == 1
 
 
 def test_kill_and_resume_loses_nothing_and_repeats_no_call(fake_env, papers, tmp_path):

@@ -120,7 +120,11 @@ def test_unknown_category_raises():
     with pytest.raises(ValueError, match="unknown theorem category"):
         get_category("unknown")
     with pytest.raises(ValueError):
-        P.stem_messages("unknown", "T", "C", "S")
+        P.stem_messages("Topology", "T", "C", "S")
+    # a theorem classified "unknown" is kept (as in the release) and gets the generic prompts
+    assert "Logical category of the theorem: unknown" in P.stem_messages("unknown", "T", "C", "S")[0]["content"]
+    assert "Logical category: unknown." in P.distractor_messages("unknown", "T", "S", {"question": "Q",
+                                                                 "correct_choice": {"label": "A", "text": "A"}})[0]["content"]
 
 
 def test_released_theorem_types_normalize(lmb_hard):
@@ -359,7 +363,9 @@ def test_schemas_reject_malformed_output():
     assert not _valid({**rubric, "total_score": 9}, P.RUBRIC_SCHEMA)
 
     assert _valid({"match": False, "verdict": "stem-nontrivial", "score": 0.2, "reason": "r"}, P.MATCH_SCHEMA)
-    assert not _valid({"match": False, "verdict": "no", "score": 0.2, "reason": "r"}, P.MATCH_SCHEMA)
+    # the verdict is the judge's short phrase, as in the release ("Does not match", "no"); "match" decides
+    assert _valid({"match": False, "verdict": "no", "score": 0.2, "reason": "r"}, P.MATCH_SCHEMA)
+    assert not _valid({"match": False, "verdict": "", "score": 0.2, "reason": "r"}, P.MATCH_SCHEMA)
     assert not _valid({"match": True, "verdict": "stem-trivial", "score": 1.5, "reason": "r"}, P.MATCH_SCHEMA)
     assert _valid({"answer": "x"}, P.STEM_ONLY_SCHEMA) and not _valid({}, P.STEM_ONLY_SCHEMA)
     assert _valid({"text": "x"}, P.LATEX_REPAIR_SCHEMA) and not _valid({"text": ""}, P.LATEX_REPAIR_SCHEMA)
@@ -466,3 +472,15 @@ def test_released_correct_options_are_single_statements(lmb_hard):
     for item in _load(lmb_hard):
         text = item["mcq"]["correct_choice"]["text"]
         assert P.sentence_count(text) <= P.MAX_OPTION_SENTENCES, item["id"]
+
+
+def test_stem_prompts_default_to_the_theorem_only():
+    # issue 9, item 19: the paper's stage 4a reads the main theorem only; context and sketch are opt-in
+    q = {"question": "STEM-XYZ", "correct_choice": {"label": "A", "text": "OPTION-A-XYZ"}}
+    for msgs in (P.stem_messages("Existence", "THEOREM-XYZ"),
+                 P.stem_regenerate_messages("Existence", "THEOREM-XYZ", None, None, q, ["FLAG-ONE"])):  # fmt: skip
+        u = _user(msgs)
+        assert "THEOREM-XYZ" in u and "## Context" not in u and "sketch" not in u.lower()
+    u = _user(P.stem_messages("Existence", "THEOREM-XYZ", "CONTEXT-XYZ", None))
+    assert "CONTEXT-XYZ" in u and "sketch" not in u.lower()
+    assert "CONTEXT-XYZ" in _user(P.stem_repair_messages(q, "THEOREM-XYZ", "CONTEXT-XYZ"))

@@ -6,8 +6,8 @@ import json
 import re
 
 import pytest
-
 from conftest import SHARED
+
 from theorembench.latex.macros import MacroTable, Param, _scan, _tokenize, expand_document
 
 PAPERS = SHARED / "data" / "papers"

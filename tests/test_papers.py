@@ -9,12 +9,12 @@ import tarfile
 
 import pytest
 import sqlalchemy as sa
+from conftest import SHARED
 from typer.testing import CliRunner
 
-from conftest import SHARED
 from theorembench.cli import app
-from theorembench.store.papers import PaperRepo
 from theorembench.store import Store
+from theorembench.store.papers import PaperRepo
 
 PAPERS = SHARED / "data" / "papers"
 runner = CliRunner()
@@ -154,15 +154,94 @@ def test_llm_fallback_finds_a_statement(fake_env, monkeypatch):
     assert "at most one" in body["messages"][0]["content"]
 
 
-def test_llm_fallback_malformed_json_is_recorded(fake_env):
-    fake_env.set_script({"default": {"reply": "I think the main theorem is about magmas."}})
-    res = runner.invoke(app, ["papers", "add", str(PAPERS / "cholesky-selection" / "eprint.tar.gz"),
+# stated in equational-theories' metatheorems.tex (\label{thm:canon}); its introduction states no theorem
+CANONIZER = "Whenever $R$ is weakly collapsing, a weak canonizer, and non-overlapping, then $C_R$ is a canonizer."
+
+
+def add_with_fake(name: str):
+    res = runner.invoke(app, ["papers", "add", str(PAPERS / name / "eprint.tar.gz"),
                               "--extractor-model", "openai-api/fake/extractor"], catch_exceptions=False)  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert "LLM fallback failed" in res.output and "no valid JSON" in res.output
+    return res.output.split()[0], res.output
+
+
+def fallback_reply(statement: str) -> str:
+    return json.dumps({"found": True, "environment": "theorem", "statement": statement, "reason": "central claim"})
+
+
+def test_llm_fallback_malformed_reply_fails_and_runs_again(fake_env):
+    """A reply still malformed after the repairs is a failure, not an outcome: the next run asks again."""
+    manifest()
+    fake_env.set_script({"default": {"reply": "I think the main theorem is about magmas."}})
+    paper_id, output = add_with_fake("cholesky-selection")
+    assert "failed" in output and "malformed model output" in output and "no valid JSON" in output
     assert fake_env.stats()["completed"] == 3  # one ask + two bounded repair turns
-    paper_id = res.output.split()[0]
-    assert len(show(paper_id)["main_theorem"]["call_ids"]) == 3
+    data = show(paper_id)
+    assert data["main_theorem"] is None  # nothing stored as a theorem
+    assert data["paper"]["status"] == "failed" and "runs again next time" in data["paper"]["reason"]
+    # the next run asks the model again and stores its answer
+    fake_env.set_script({"default": {"reply": json.dumps({"found": False, "statement": "", "reason": "none"})}})
+    paper_id, output = add_with_fake("cholesky-selection")
+    assert fake_env.stats()["completed"] >= 1
+    data = show(paper_id)
+    assert data["paper"]["status"] == "extracted"
+    assert data["main_theorem"]["path"] == "none" and "found no primary theorem" in data["main_theorem"]["reason"]
+
+
+def test_llm_fallback_throttled_fails_and_runs_again(fake_env):
+    """429 on every attempt: no theorem row, the paper is failed with the reason; a healthy rerun extracts it."""
+    manifest()
+    fake_env.set_script({"default": {"reply": "x", "faults": [{"kind": "429", "times": 100, "retry_after": 0}]}})
+    paper_id, output = add_with_fake("equational-theories")
+    assert "failed" in output and "model call failed" in output
+    data = show(paper_id)
+    assert data["main_theorem"] is None
+    assert data["paper"]["status"] == "failed" and "LLM fallback failed" in data["paper"]["reason"]
+    fake_env.set_script({"default": {"reply": fallback_reply(CANONIZER)}})
+    paper_id, output = add_with_fake("equational-theories")
+    data = show(paper_id)
+    assert data["paper"]["status"] == "extracted"
+    assert data["main_theorem"]["record"]["extraction_path"] == "llm"
+
+
+def test_llm_fallback_statement_not_in_the_paper_is_rejected(fake_env):
+    manifest()
+    invented = "Every finite magma in which $x \\diamond y = y \\diamond x$ holds has exactly seventeen elements."
+    fake_env.set_script({"default": {"reply": fallback_reply(invented)}})
+    paper_id, output = add_with_fake("equational-theories")
+    assert "not found in the paper" in output
+    theorem = show(paper_id)["main_theorem"]
+    assert theorem["record"] is None and theorem["path"] == "none"
+    assert "rejected: not found in the paper" in theorem["reason"] and "threshold 0.9" in theorem["reason"]
+
+
+def test_llm_fallback_statement_with_other_whitespace_is_accepted(fake_env):
+    manifest()
+    respaced = "Whenever $R$ is  weakly collapsing,\n  a weak canonizer, and non-overlapping,\n then $C_R$ is a canonizer."
+    fake_env.set_script({"default": {"reply": fallback_reply(respaced)}})
+    paper_id, _ = add_with_fake("equational-theories")
+    record = show(paper_id)["main_theorem"]["record"]
+    assert record["extraction_path"] == "llm"
+    assert record["theorem"]["content"] == CANONIZER  # the paper's own text is kept
+    assert record["theorem"]["start_pos"] >= 0
+
+
+def test_locate_exact_after_normalisation_fuzzy_and_absent():
+    from theorembench.pipeline.theorem_fallback import locate
+
+    text = ("Intro text.\n\\begin{theorem}\\label{t}Let $G$ be a finite group. Then $G$ is % a comment\n"
+            "  cyclic if its order is prime.\\end{theorem}\nMore text.")  # fmt: skip
+    where, ratio = locate(text, "Let $G$ be a finite group.\nThen $G$ is cyclic if its order is prime.")
+    assert ratio == 1.0 and where is not None
+    assert text[where.start : where.end] == ("Let $G$ be a finite group. Then $G$ is % a comment\n"
+                                             "  cyclic if its order is prime.")  # fmt: skip
+    # one letter wrong in 52 normalised characters: fuzzy, above 0.9
+    where, ratio = locate(text, "Let $G$ be a finite groop. Then $G$ is cyclic if its order is prime.")
+    assert where is not None and 0.9 <= ratio < 1.0
+    assert text[where.start : where.end].startswith("Let $G$") and text[where.start : where.end].endswith("prime.")
+    # another claim altogether
+    where, ratio = locate(text, "Every abelian group of order four is isomorphic to the Klein group.")
+    assert where is None and ratio < 0.9
 
 
 def test_papers_list_and_show_text(tmp_path):
@@ -212,6 +291,29 @@ def test_fetch_month_from_a_mirror(tmp_path):
         assert papers["1912.09881v1"]["status"] == "failed" and "download failed" in papers["1912.09881v1"]["reason"]
 
 
+def test_fetch_records_an_eprint_over_the_cap(tmp_path):
+    """`papers fetch --max-eprint-mb`: an e-print over the cap (14,535 bytes against 10,485) is failed with
+    the reason, and one under it goes through."""
+    from theorembench.sources import arxiv as ax
+    from theorembench.testing.arxiv_mirror import ArxivMirror, Reply
+
+    api = SHARED / "data" / "arxiv_api"
+    routes = [({"search_query": re.compile("submittedDate"), "start": "0"}, api / "query_testing_start10_max10.xml"),
+              ({"search_query": re.compile("submittedDate")}, api / "id_0000.0000_no_results.xml")]  # fmt: skip
+    tao = Reply(200, PAPERS / "tao-factorial" / "eprint.tar.gz", "application/octet-stream", send_length=False)
+    ax.LIMITER.reset()
+    with ArxivMirror(routes, eprints={"2403.16981v2": tao, "2004.03322v1": b"%PDF-1.5\n%\xe2\xe3\n"}) as mirror:
+        res = runner.invoke(app, ["papers", "fetch", "--month", "2024-03", "--max", "2", "--base-url", mirror.base_url,
+                                  "--delay", "0", "--no-llm", "--max-eprint-mb", "0.01"], catch_exceptions=False)  # fmt: skip
+        assert res.exit_code == 0, res.output
+    with Store(tmp_path / "home" / "theorembench.db") as store:
+        papers = {p["id"]: p for p in PaperRepo(store).list(month="2024-03")}
+    assert papers["2403.16981v2"]["status"] == "failed"
+    assert "larger than the cap of 10485 bytes" in papers["2403.16981v2"]["reason"]
+    assert papers["2004.03322v1"]["status"] == "skipped"
+    assert not list((tmp_path / "home" / "eprints").glob("2403.16981*"))
+
+
 def test_fetch_rejects_a_bad_month():
     res = runner.invoke(app, ["papers", "fetch", "--month", "2024-13", "--base-url", "http://127.0.0.1:9", "--no-llm"])
     assert res.exit_code == 2 and "month" in res.output.lower()
@@ -244,3 +346,27 @@ def test_non_utf8_source_is_decoded_and_recorded(tmp_path):
     record = show(line.split()[0])["main_theorem"]["record"]
     assert any("not UTF-8" in p for p in record["problems"])
     assert "caf\u00e9" in record["context"]
+
+
+HOSTILE_TITLE = "Groups [/b] and [link=http://x]t[/link]"
+
+
+def test_titles_and_errors_with_markup_print_literally(tmp_path):
+    """A paper title and an error message holding Rich markup print as written: no crash, no link."""
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    (folder / "paper.tex").write_text(
+        "\\documentclass{amsart}\n\\newtheorem{theorem}{Theorem}\n\\title{" + HOSTILE_TITLE + "}\n"
+        "\\begin{document}\n\\maketitle\n\\section{Introduction}\n"
+        "\\begin{theorem}\\label{t}Every finite group of prime order is cyclic.\\end{theorem}\n\\end{document}\n"
+    )
+    paper_id = add(folder)[0].split()[0]
+    res = runner.invoke(app, ["papers", "list"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "Groups [/b] and" in res.output and "[link=http://x]t[/" in res.output  # the cell wraps at 80 columns
+    res = runner.invoke(app, ["papers", "show", paper_id], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert f"{paper_id}  extracted  {HOSTILE_TITLE}" in res.output
+    res = runner.invoke(app, ["papers", "show", "x[/b]y[link=http://x]t[/link]"], catch_exceptions=False)
+    assert res.exit_code == 2
+    assert "error: no paper 'x[/b]y[link=http://x]t[/link]' in the store" in res.output

@@ -34,6 +34,27 @@ def test_store_newer_than_code_is_refused(db_url):
     assert "'9999'" in str(info.value) and "\n" not in str(info.value)
 
 
+def test_invalid_reply_stays_in_ledger_but_is_never_served(db_url):
+    call = {"cache_key": "k1", "model": "m", "provider": "p", "request": "{}", "response_text": "no json",
+            "status": "ok", "prompt_tokens": 7, "completion_tokens": 3, "cost_usd": 0.5}  # fmt: skip
+    with Store(db_url) as store:
+        call_id = store.record_call(**call)
+        assert store.cached_call("k1")["id"] == call_id
+        store.mark_call_invalid(call_id, "the reply contains no JSON value")
+        assert store.cached_call("k1") is None
+        row = store.get_call(call_id)
+        assert (row["status"], row["error"], row["prompt_tokens"], row["cost_usd"]) == (
+            "invalid", "the reply contains no JSON value", 7, 0.5)
+        usage = store.usage()
+        assert (usage["calls"], usage["ok"], usage["invalid"], usage["failed"], usage["cost_usd"]) == (1, 0, 1, 0, 0.5)
+        # a failed call is never marked invalid; a later answer under the same key is served
+        failed_id = store.record_call(**{**call, "status": "error", "response_text": None})
+        store.mark_call_invalid(failed_id, "x")
+        assert store.get_call(failed_id)["status"] == "error"
+        good_id = store.record_call(**{**call, "response_text": '{"a": 1}'})
+        assert store.cached_call("k1")["id"] == good_id
+
+
 def test_db_env_var_is_honoured(tmp_path, monkeypatch):
     from theorembench.store import open_store
 

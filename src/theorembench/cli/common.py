@@ -1,4 +1,9 @@
-"""What every command shares: the consoles, the ``--db`` option, progress bars and the error exit."""
+"""What every command shares: the consoles, the ``--db`` option, progress bars and the error exit.
+
+Untrusted text (paper titles, ids, file names, error messages, anything quoting model output)
+is never parsed as Rich markup: print it with :func:`plain` (a table cell or a line) or with
+``markup=False``; :func:`fail` prints its message literally.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from theorembench.common.errors import UserError
 from theorembench.store import Store, StoreError, open_store
@@ -36,9 +42,14 @@ DbOption = Annotated[
 ]  # fmt: skip
 
 
+def plain(value: Any) -> Text:
+    """Untrusted text as a Rich renderable (a table cell, a line) that is never parsed as markup."""
+    return Text("" if value is None else str(value))
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print one error line; the caller raises what this returns."""
-    err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    """Print one error line (the message literally, never as markup); the caller raises what this returns."""
+    err.print(Text.assemble(("error:", "bold red"), " ", str(message)), highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -80,9 +91,10 @@ def progress(label: str | None, *texts: str, remaining: bool = False) -> Progres
     ``label`` names the bar (None: each task's description); ``texts`` are extra columns
     in rich's format, e.g. ``"acc {task.fields[acc]}"``.
     """
-    columns: list[ProgressColumn] = [TextColumn(f"[bold]{label}" if label else "[bold]{task.description}"), BarColumn(),
-                                     MofNCompleteColumn()]  # fmt: skip
-    columns += [TextColumn(text) for text in texts]
+    # the fields shown (paper ids, model names, notes) are data, never markup
+    columns: list[ProgressColumn] = [TextColumn(label or "{task.description}", style="bold", markup=False),
+                                     BarColumn(), MofNCompleteColumn()]  # fmt: skip
+    columns += [TextColumn(text, markup=False) for text in texts]
     columns.append(TimeElapsedColumn())
     if remaining:
         columns.append(TimeRemainingColumn())

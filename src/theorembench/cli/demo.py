@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from theorembench.cli.common import DbOption, opened_store, out
 from theorembench.cli.eval import run_mcq_command
@@ -35,7 +36,7 @@ def demo(
     from theorembench.report.tables import write_report
     from theorembench.store.papers import PaperRepo
 
-    out.print(f"[bold]theorembench demo[/] with {model}: the whole LiveMathematicianBench chain, offline.")
+    out.print(f"[bold]theorembench demo[/] with {escape(model)}: the whole LiveMathematicianBench chain, offline.")
     out.print("The embedded model is tiny and gets mathematics wrong: this shows the machinery, not a score.\n")
 
     # 1. papers -> main theorems (the rule path finds them; no model needed)
@@ -54,7 +55,7 @@ def demo(
             out.print("   " + summary_line(paper, done.get(paper_id)), markup=False, highlight=False)
 
     # 2. theorems -> questions (all stages, lowered thresholds)
-    out.print(f"\n[bold]2. questions[/]: sketch, taxonomy, stem, distractors, LaTeX check, rubric, calibration ({model})")
+    out.print(f"\n[bold]2. questions[/]: sketch, taxonomy, stem, distractors, LaTeX check, rubric, calibration ({escape(model)})")
     result = run_lmb_build(month=DEMO_MONTH, db=db, generator=model, judges=[model], calibrator=model, papers=ids,
                            out_dir=out_dir / "lmb", overrides=DEMO_OVERRIDES, concurrency=1)  # fmt: skip
 
@@ -65,10 +66,10 @@ def demo(
         split_res = resources.files("theorembench.data").joinpath("demo_mcq.json")
         with resources.as_file(split_res) as path:
             split = Path(path)
-    out.print(f"\n[bold]3. evaluation[/]: {model} on {split}")
+    out.print(f"\n[bold]3. evaluation[/]: {escape(model)} on {escape(str(split))}")
     run = run_mcq_command(
         split, model=model, db=db, out_path=out_dir / "results.json", max_tokens=max_tokens,
         temperature=0.0, max_connections=1, log_dir=out_dir / "logs", resume=True,
     )  # fmt: skip
     report = write_report(run.output, out_dir, json_path=str(run.out_path), log_path=str(run.log_path))
-    out.print(f"report: {report} (with SVG charts beside it)")
+    out.print(f"report: {report} (with SVG charts beside it)", markup=False)

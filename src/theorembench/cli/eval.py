@@ -42,9 +42,9 @@ def run_mcq_command(file: Path, *, db: str | Path | None, quiet: bool = False, *
         raise typer.Exit(130) from None
     if not quiet:
         print_summary(run.output, out)
-        out.print(f"results: {run.out_path}")
+        out.print(f"results: {run.out_path}", markup=False)
         if run.log_path:
-            out.print(f"inspect log: {run.log_path}  (inspect view --log-dir {run.log_path.parent})")
+            out.print(f"inspect log: {run.log_path}  (inspect view --log-dir {run.log_path.parent})", markup=False)
     return run
 
 
@@ -57,29 +57,38 @@ def eval_mcq(
     max_connections: Annotated[int | None, typer.Option("--max-connections", help="Concurrent requests to the model (default 4; 1 for local models).")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Evaluate only the first N items.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Global seed of the option shuffle (item i uses seed + i).")] = 42,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the last run with the same settings: keep answered items, redo failed ones.")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the last run with the same settings and endpoint: keep answered items; ask failed and unparsed ones again.")] = False,
     out_path: Annotated[Path | None, typer.Option("--out", "-o", help="Results JSON. Default: results/<month>/accuracy_test_<model>_<month>_<effort>[_sketch].json")] = None,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Max completion tokens.")] = 16384,
-    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
-    top_p: Annotated[float | None, typer.Option("--top-p")] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature", help="Not sent unless given (or set by --preset): the provider's default applies.")] = None,
+    top_p: Annotated[float | None, typer.Option("--top-p", help="Not sent unless given (or set by --preset).")] = None,
     reasoning_effort: Annotated[str | None, typer.Option("--reasoning-effort", help="minimal/low/medium/high/xhigh, where the model supports it.")] = None,
     thinking_budget: Annotated[int | None, typer.Option("--thinking-budget", help="Reasoning token budget (Anthropic, Gemini).")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per attempt.")] = None,
     max_retries: Annotated[int, typer.Option("--max-retries", help="Retries per call after a transient failure (429, 5xx, timeout).")] = 3,
-    prompt_style: Annotated[str, typer.Option("--prompt-style", help="'released' reproduces the released scripts exactly (quirks included); 'clean' fixes their prompt quirks.")] = "released",
+    prompt_style: Annotated[str, typer.Option("--prompt-style", help="'released' keeps the released scripts' two prompt quirks (doubled braces in the system prompt, the 'No expanded sketch found.' hint); 'clean' fixes them.")] = "released",
+    system_prompt: Annotated[Path | None, typer.Option("--system-prompt", help="Send this file's text as the system prompt instead of ours (e.g. the authors' own).")] = None,
+    user_template: Annotated[Path | None, typer.Option("--user-template", help="Replace the user message with this template; placeholders {question} and {choices} (required), {hints_block}, {hint}, {labels}.")] = None,
+    preset: Annotated[str | None, typer.Option("--preset", help="Sampling preset for settings not given: 'released-vllm' = the released vLLM evaluator's temperature 1.0, top-p 0.95.")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="Override the model's endpoint.")] = None,
+    model_revision: Annotated[str | None, typer.Option("--model-revision", help="Tag the model version served (default $THEOREMBENCH_MODEL_REVISION); runs and cached answers of other tags are kept apart.")] = None,
     api_key: Annotated[str | None, typer.Option("--api-key", help="Override the model's API key.")] = None,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where the Inspect log goes (default ./logs or $INSPECT_LOG_DIR).")] = None,
     no_log: Annotated[bool, typer.Option("--no-log", help="Do not write an Inspect log.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the model even when this exact call is cached.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Evaluate a model on multiple-choice items, following the released LiveMathematicianBench protocol."""
+    """Evaluate a model on multiple-choice items with the released LiveMathematicianBench protocol.
+
+    Option shuffle, labels, user message and answer extraction match the released scripts;
+    the system prompt is our own wording (--system-prompt FILE sends another).
+    """
     run_mcq_command(
         file, model=model, db=db, sketch=sketch, n=n, max_connections=max_connections, limit=limit,
         seed=seed, resume=resume, out_path=out_path, max_tokens=max_tokens, temperature=temperature,
         top_p=top_p, reasoning_effort=reasoning_effort, thinking_budget=thinking_budget,
-        timeout=timeout, max_retries=max_retries, prompt_style=prompt_style, base_url=base_url,
+        timeout=timeout, max_retries=max_retries, prompt_style=prompt_style, system_prompt_file=system_prompt,
+        user_template_file=user_template, preset=preset, base_url=base_url, model_revision=model_revision,
         api_key=api_key, log_dir=log_dir, write_log=not no_log, use_cache=not no_cache,
     )  # fmt: skip
 

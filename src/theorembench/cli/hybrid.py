@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, call, opened_store, out, progress
+from theorembench.cli.common import DbOption, call, err, opened_store, out, plain, progress
 from theorembench.common.outputs import write_jsonl
 
 hybrid_app = typer.Typer(help="Proof2Hybrid: m-out-of-n multiple-judge questions from definitions and proofs.",
@@ -16,11 +16,13 @@ hybrid_app = typer.Typer(help="Proof2Hybrid: m-out-of-n multiple-judge questions
 
 
 @hybrid_app.command("config")
-def hybrid_config() -> None:
-    """Print the default settings (the paper's Table 2 values)."""
-    from theorembench.methods.hybrid.config import DEFAULT_TOML
+def hybrid_config(
+    judges: Annotated[int | None, typer.Option("--judges", min=1, help="Thresholds that fit this many judges (the paper's proportions).")] = None,
+) -> None:
+    """Print the default settings (the paper's Table 2 values, which fit 4 judges)."""
+    from theorembench.methods.hybrid.config import config_toml
 
-    print(DEFAULT_TOML, end="")
+    print(config_toml(judges), end="")
 
 
 @hybrid_app.command("seeds")
@@ -45,12 +47,12 @@ def hybrid_seeds(
         row = counts.setdefault((s.source, s.chapter or ""), [0, 0])
         row[0 if s.kind == "definition" else 1] += 1
     for (source, chap), (d, sp) in sorted(counts.items()):
-        table.add_row(source, chap, str(d), str(sp))
+        table.add_row(plain(source), plain(chap), str(d), str(sp))
     out.print(table)
     out.print(f"{len(seeds)} seeds; {len(problems)} problems recorded")
     if out_file:
         write_jsonl(out_file, (s.to_dict() for s in seeds))
-        out.print(f"seeds: {out_file}")
+        out.print(f"seeds: {out_file}", markup=False)
 
 
 @hybrid_app.command("build")
@@ -61,7 +63,7 @@ def hybrid_build(
     generator: Annotated[list[str] | None, typer.Option("--generator", help="Distractor models (m2 of them).")] = None,
     judge: Annotated[list[str] | None, typer.Option("--judge", help="Judge models (m1 = m3 of them).")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="TOML settings (see `theorembench hybrid config`).")] = None,
-    max_seeds: Annotated[int | None, typer.Option("--max-seeds", help="Use at most this many seeds.")] = None,
+    max_seeds: Annotated[int | None, typer.Option("--max-seeds", help="Use at most this many seeds, drawn at random with questions.seed (reproducible).")] = None,
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the benchmark goes.")] = Path("hybrid"),
     concurrency: Annotated[int, typer.Option("--concurrency")] = 4,
     db: DbOption = None,
@@ -97,7 +99,12 @@ def run_hybrid_build(*, db: str | Path | None, out_dir: Path = Path("hybrid"), *
         out.print(f"per question: {pq['calls']:.1f} calls, {pq['prompt_tokens']:.0f} prompt + "
                   f"{pq['completion_tokens']:.0f} completion tokens"
                   + (f", ${pq['cost_usd']:.4f}" if pq.get("cost_usd") is not None else ""))  # fmt: skip
-    out.print(f"benchmark: {out_dir / 'questions.json'} (+ .jsonl, audit.jsonl, ppl_questions.json, summary.json)")
+    failed = summary.get("failed_steps") or {}
+    if failed:
+        counts = ", ".join(f"{len(keys)} {stage}" for stage, keys in failed.items())
+        out.print(f"failed steps (model calls failed; not outcomes): {counts}. "
+                  "Run the same command again to retry them; answered calls come from the cache.")  # fmt: skip
+    out.print(f"benchmark: {out_dir / 'questions.json'} (+ .jsonl, audit.jsonl, ppl_questions.json, summary.json)", markup=False)
     return summary
 
 
@@ -105,27 +112,40 @@ def run_hybrid_build(*, db: str | Path | None, out_dir: Path = Path("hybrid"), *
 def hybrid_eval(
     folder: Annotated[Path, typer.Argument(help="A folder written by `hybrid build`.")],
     model: Annotated[str, typer.Option("--model", "-m", help="Model to evaluate.")],
-    mode: Annotated[str, typer.Option("--mode", help="generation, perplexity or both.")] = "both",
-    max_tokens: Annotated[int, typer.Option("--max-tokens")] = 4096,
+    mode: Annotated[str, typer.Option("--mode", help="generation, perplexity or both (perplexity is skipped, with a note, when the model's server gives no prompt log-probabilities).")] = "both",
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Cap on each reply's tokens (default: the provider's own, as the paper uses).")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N questions.")] = None,
     max_connections: Annotated[int | None, typer.Option("--max-connections")] = None,
     out_path: Annotated[Path | None, typer.Option("--out", help="Results JSON (default <folder>/results_<model>.json).")] = None,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Inspect log folder (default ./logs).")] = None,
     db: DbOption = None,
 ) -> None:
-    """Score a model generation-based (loose and tight) and/or perplexity-based, with random baselines."""
+    """Score a model generation-based (loose and tight) and/or perplexity-based, with 95% intervals and baselines."""
     from theorembench.methods.hybrid.service import evaluate_hybrid
+
+    def on_note(text: str) -> None:
+        err.print(plain(f"note: {text}"), soft_wrap=True)
 
     with opened_store(db) as st:
         results, path = evaluate_hybrid(st, folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
-                                        max_connections=max_connections, out_path=out_path, log_dir=log_dir)  # fmt: skip
-    table = Table("metric", "score", "random guess", title=f"Proof2Hybrid: {model}", title_justify="left")
+                                        max_connections=max_connections, out_path=out_path, log_dir=log_dir,
+                                        on_note=on_note)  # fmt: skip
+    table = Table("metric", "score", "random guess", title=plain(f"Proof2Hybrid: {model}"), title_justify="left")
     if "generation" in results:
         s = results["generation"]["summary"]
-        table.add_row("loose (m-out-of-n)", f"{s['loose']:.1f}", f"{s['random_baseline']['loose']:.1f}")
-        table.add_row("tight (m-out-of-n)", f"{s['tight']:.1f}", f"{s['random_baseline']['tight']:.1f}")
+        for metric in ("loose", "tight"):
+            low, high = s["ci95"][metric]
+            shown = "n=0" if s[metric] is None else f"{s[metric]:.1f} [{low:.1f}–{high:.1f}] n={s['n']}"
+            table.add_row(f"{metric} (m-out-of-n)", shown, f"{s['random_baseline'][metric]:.1f}")
     if "perplexity" in results:
         p = results["perplexity"]["summary"]
-        table.add_row("perplexity (weighted, max 100)", f"{p['score']:.1f}", f"{p['random_baseline']:.1f}")
+        low, high = p["ci95"]
+        shown = "n=0" if not p["n"] else f"{p['score']:.1f} [{low:.1f}–{high:.1f}] n={p['n']}"
+        table.add_row("perplexity (weighted, max 100)", shown, f"{p['random_baseline']:.1f}")
+        if p.get("n_ties") or p.get("n_errors"):
+            out.print(f"perplexity: {p.get('n_ties', 0)} tied questions (points split among the tied options), "
+                      f"{p.get('n_errors', 0)} failed (left out; run again to retry)")  # fmt: skip
+    elif "perplexity_skipped" in results:
+        table.add_row("perplexity (weighted, max 100)", "skipped (see note)", "")
     out.print(table)
-    out.print(f"results: {path}")
+    out.print(plain(f"results: {path}"))

@@ -8,17 +8,18 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, opened_store, out, progress
+from theorembench.cli.common import DbOption, opened_store, out, plain, progress
 
 lmb_app = typer.Typer(help="LiveMathematicianBench: theorems -> hard multiple-choice questions.", no_args_is_help=True)
 
 
 def funnel_table(result: Any) -> Table:
     table = Table(title=f"funnel {result.month}", title_justify="left")
-    for col in ("theorems", "generated", "rubric", "stem-nontrivial", "hard"):
-        table.add_column(col, justify="right")
+    keys = ("theorems", "generated", "rubric", "stem_nontrivial", "pool", "eligible", "hard")
+    for col in keys:
+        table.add_column(col.replace("_", "-"), justify="right")
     f = result.funnel
-    table.add_row(*(str(f[k]) for k in ("theorems", "generated", "rubric", "stem_nontrivial", "hard")))
+    table.add_row(*(str(f.get(k, "-")) for k in keys))
     return table
 
 
@@ -60,10 +61,10 @@ def run_lmb_build(*, db: str | Path | None, **options: Any) -> Any:
         rej = Table("stage", "reason", "items", title="rejections", title_justify="left")
         for stage, reasons in sorted(result.rejections.items()):
             for reason, n in sorted(reasons.items()):
-                rej.add_row(stage, reason, str(n))
+                rej.add_row(plain(stage), plain(reason), str(n))  # reasons may quote model output
         out.print(rej)
     for name, path in result.files.items():
-        out.print(f"{name}: {path}")
+        out.print(f"{name}: {path}", markup=False)
     return result
 
 
@@ -77,11 +78,14 @@ def lmb_build(
     paper: Annotated[list[str] | None, typer.Option("--paper", help="Build from these stored papers instead of the month's.")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where the splits go (default lmb/<YYYYMM>/).")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Theorems processed at once.")] = 4,
+    no_latex_check: Annotated[bool, typer.Option("--no-latex-check", help="Skip the KaTeX and pdflatex check of "
+                                                 "every item (items are then stored as not checked).")] = False,
     db: DbOption = None,
 ) -> None:
     """Generate the month's full, ge5 and hard splits (resumable: a rerun pays for no call twice)."""
     run_lmb_build(month=month, db=db, config=config, generator=generator, judges=judge, calibrator=calibrator,
-                  papers=paper, out_dir=out_dir, concurrency=concurrency)  # fmt: skip
+                  papers=paper, out_dir=out_dir, concurrency=concurrency,
+                  overrides={"latex.check": False} if no_latex_check else None)  # fmt: skip
 
 
 @lmb_app.command("config")

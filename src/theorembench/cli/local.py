@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import call, out
+from theorembench.cli.common import call, out, plain
 
 local_app = typer.Typer(help="Manage the embedded llama.cpp model server.", no_args_is_help=True)
 
@@ -19,7 +19,7 @@ def local_start(name: Annotated[str, typer.Argument(help="Embedded model name.")
 
     state = call(LocalServer(name).start_shared)
     verb = "already running" if state["reused"] else "started"
-    out.print(f"local/{name} {verb} at {state['base_url']} (pid {state['pid']})")
+    out.print(f"local/{name} {verb} at {state['base_url']} (pid {state['pid']})", markup=False)
 
 
 @local_app.command("stop")
@@ -28,7 +28,7 @@ def local_stop(name: Annotated[str, typer.Argument()] = "smollm2") -> None:
     from theorembench.llm.local import LocalServer
 
     stopped = LocalServer(name).stop_shared()
-    out.print(f"local/{name} {'stopped' if stopped else 'was not running'}")
+    out.print(f"local/{name} {'stopped' if stopped else 'was not running'}", markup=False)
 
 
 @local_app.command("status")
@@ -43,5 +43,5 @@ def local_status() -> None:
         except LocalModelError as exc:
             path = f"missing: {exc}"
         state = LocalServer(name).shared()
-        table.add_row(f"local/{name}", path, state["base_url"] if state else "-")
+        table.add_row(plain(f"local/{name}"), plain(path), plain(state["base_url"] if state else "-"))
     out.print(table)

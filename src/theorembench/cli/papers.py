@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from theorembench.cli.common import DbOption, call, fail, out, progress, store
+from theorembench.cli.common import DbOption, call, fail, out, plain, progress, store
 from theorembench.latex.extract import ExtractSettings
 from theorembench.pipeline.papers import (
     DEFAULT_EXTRACTOR,
@@ -17,6 +18,7 @@ from theorembench.pipeline.papers import (
     extract_papers,
     fetch_month,
 )
+from theorembench.sources.arxiv_eprints import DEFAULT_MAX_EPRINT_BYTES, MB
 from theorembench.store.papers import PaperRepo
 
 papers_app = typer.Typer(help="Papers and their main theorems: fetch from arXiv, add local sources, inspect.",
@@ -95,6 +97,9 @@ def papers_fetch(
     extractor_model: ExtractorOpt = None,
     no_llm: NoLlmOpt = False,
     no_extract: Annotated[bool, typer.Option("--no-extract", help="Only fetch metadata and e-prints.")] = False,
+    max_eprint_mb: Annotated[float, typer.Option("--max-eprint-mb", min=0.001,
+        help="Cap on one e-print download in MB (1 MB = 2**20 bytes); a larger one is refused while it streams "
+             "and the paper is marked failed.")] = DEFAULT_MAX_EPRINT_BYTES / MB,  # fmt: skip
     context_chars: ContextOpt = 4000,
     full_context_chars: FullContextOpt = 12000,
     db: DbOption = None,
@@ -105,7 +110,7 @@ def papers_fetch(
     try:
         with bar:
             ids = call(fetch_month, repo, month=month, category=category, max_papers=max_papers, base_url=base_url,
-                       delay_s=delay, progress=bar)  # fmt: skip
+                       delay_s=delay, progress=bar, max_eprint_bytes=int(max_eprint_mb * MB))  # fmt: skip
     except ValueError as exc:
         raise fail(str(exc)) from None
     if not no_extract:
@@ -117,7 +122,8 @@ def papers_fetch(
         paper = repo.get(paper_id)
         if paper:
             counts[paper["status"]] = counts.get(paper["status"], 0) + 1
-    out.print(f"{len(ids)} papers for {month} ({category}): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    out.print(f"{len(ids)} papers for {month} ({category}): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())),
+              markup=False, highlight=False)  # fmt: skip
 
 
 @papers_app.command("list")
@@ -145,7 +151,8 @@ def papers_list(
             thm = f"{t['env_name']}" + (f" {t['label']}" if t.get("label") else "")
         elif th:
             thm = "none"
-        table.add_row(paper["id"], paper["status"], (paper["title"] or "")[:60], thm, th["path"] if th else "")
+        table.add_row(plain(paper["id"]), plain(paper["status"]), plain((paper["title"] or "")[:60]), plain(thm),
+                      plain(th["path"] if th else ""))  # fmt: skip
     out.print(table)
 
 
@@ -164,7 +171,7 @@ def papers_show(
     if as_json:
         print(json.dumps({"paper": paper, "main_theorem": theorem}, ensure_ascii=False, indent=2, default=str))
         return
-    out.print(f"[bold]{paper['id']}[/]  {paper['status']}  {paper.get('title') or ''}")
+    out.print(Text.assemble((paper["id"], "bold"), f"  {paper['status']}  {paper.get('title') or ''}"), highlight=False)
     if paper.get("reason"):
         out.print(f"reason: {paper['reason']}", markup=False)
     for problem in paper.get("problems") or []:

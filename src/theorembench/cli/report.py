@@ -32,12 +32,12 @@ def report(
         path, data = outputs[0]
         print_summary(data, out)
         if out_dir:
-            out.print(f"report: {write_report(data, out_dir, json_path=str(path), log_path=None)}")
+            out.print(f"report: {write_report(data, out_dir, json_path=str(path), log_path=None)}", markup=False)
         return
     table, markdown = comparison_table(outputs)
     out.print(table)
     if out_dir:
-        out.print(f"report: {write_text(out_dir / 'comparison.md', markdown)}")
+        out.print(f"report: {write_text(out_dir / 'comparison.md', markdown)}", markup=False)
 
 
 def prices() -> None:
@@ -49,4 +49,4 @@ def prices() -> None:
     for name, p in sorted(table_data.prices.items()):
         table.add_row(name, f"{p.input:g}", f"{p.output:g}", "" if p.cached_input is None else f"{p.cached_input:g}")
     out.print(table)
-    out.print(f"sources: {', '.join(table_data.sources)}; your overrides go in {user_price_file()}")
+    out.print(f"sources: {', '.join(table_data.sources)}; your overrides go in {user_price_file()}", markup=False)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, out, store
+from theorembench.cli.common import DbOption, out, plain, store
 
 store_app = typer.Typer(help="Inspect the store: runs, model calls, usage.", no_args_is_help=True)
 
@@ -17,8 +17,8 @@ store_app = typer.Typer(help="Inspect the store: runs, model calls, usage.", no_
 def store_info(db: DbOption = None) -> None:
     """Where the store is, its schema version and what it holds."""
     st = store(db)
-    out.print(f"store: {st.path}  schema version {st.schema_version}")
-    out.print(json.dumps(st.table_counts()))
+    out.print(f"store: {st.path}  schema version {st.schema_version}", markup=False)
+    out.print(json.dumps(st.table_counts()), markup=False)
 
 
 @store_app.command("runs")
@@ -38,7 +38,7 @@ def store_runs(
     for r in rows:
         summary = loads(r["summary"]) or {}
         acc = summary.get("all", {}).get("accuracy")
-        table.add_row(r["id"], r["kind"], r["model"] or "", r["name"] or "", r["status"],
+        table.add_row(plain(r["id"]), plain(r["kind"]), plain(r["model"]), plain(r["name"]), plain(r["status"]),
                       "" if acc is None else f"{100 * acc:.1f}%",
                       "" if summary.get("cost_usd") is None else f"${summary['cost_usd']:.4f}")  # fmt: skip
     out.print(table)
@@ -49,7 +49,7 @@ def store_usage(db: DbOption = None) -> None:
     """Calls, tokens and cost per model, over everything in the store."""
     table = Table("model", "provider", "calls", "ok", "prompt tok", "completion tok", "reasoning tok", "cost")
     for r in store(db).usage_by_model():
-        table.add_row(r["model"], r["provider"], str(r["calls"]), str(r["ok"]), str(r["prompt_tokens"]),
+        table.add_row(plain(r["model"]), plain(r["provider"]), str(r["calls"]), str(r["ok"]), str(r["prompt_tokens"]),
                       str(r["completion_tokens"]), str(r["reasoning_tokens"]),
                       "n/a" if r["cost_usd"] is None else f"${r['cost_usd']:.4f}")  # fmt: skip
     out.print(table)

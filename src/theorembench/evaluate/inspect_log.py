@@ -1,4 +1,10 @@
-"""Write a finished run as an Inspect AI eval log, so ``inspect view`` shows every transcript."""
+"""Write a finished run as an Inspect AI eval log, so ``inspect view`` shows every transcript.
+
+A sample whose model call failed (``LogSample.error`` set) is written as Inspect writes
+an errored sample: its ``error`` field holds the message and it carries no score, so
+the viewer shows it as an error and never as a scored answer. It still counts as wrong
+in the run's own accuracy, which the log's metrics quote with their 95% interval.
+"""
 
 from __future__ import annotations
 
@@ -19,14 +25,14 @@ class LogSample:
     target: str
     completion: str
     reasoning: str | None
-    score_value: str  # "C" correct, "I" incorrect
+    score_value: str  # "C" correct, "I" incorrect (ignored when ``error`` is set)
     answer: str | None
     explanation: str
     metadata: dict[str, Any] = field(default_factory=dict)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reasoning_tokens: int = 0
-    error: str | None = None
+    error: str | None = None  # the call failed: written as an errored, unscored sample
     total_time: float | None = None
 
 
@@ -50,6 +56,7 @@ def write_inspect_log(
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
+        EvalError,
         EvalLog,
         EvalMetric,
         EvalResults,
@@ -97,7 +104,7 @@ def write_inspect_log(
                 target=s.target,
                 messages=msgs,
                 output=output,
-                scores={
+                scores=None if s.error else {
                     "mcq_match": Score(
                         value=s.score_value, answer=s.answer or "", explanation=s.explanation
                     )
@@ -105,7 +112,7 @@ def write_inspect_log(
                 metadata=s.metadata,
                 model_usage={model: usage},
                 total_time=s.total_time,
-                error=None,
+                error=EvalError(message=s.error, traceback="", traceback_ansi="") if s.error else None,
             )
         )
     now = datetime.now(UTC)
@@ -128,7 +135,7 @@ def write_inspect_log(
     )
     results = EvalResults(
         total_samples=len(samples),
-        completed_samples=len(samples),
+        completed_samples=sum(s.error is None for s in samples),
         scores=[
             EvalScore(
                 name="mcq_match",

@@ -46,6 +46,7 @@ class ExtractSettings:
     paper_blocks: int = 6
     llm_window_chars: int = 24000
     llm_fallback: bool = True
+    llm_match_threshold: float = 0.9  # lowest fuzzy ratio of an LLM-copied statement to the paper's text
 
     def key(self) -> str:
         blob = json.dumps({**asdict(self), "version": EXTRACTOR_VERSION}, sort_keys=True)

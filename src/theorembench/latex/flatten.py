@@ -50,8 +50,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from theorembench.latex.scan import ScanError, line_starts, read_group, read_optional, skip_space
 from theorembench.latex.encoding import decode_tex
+from theorembench.latex.scan import ScanError, line_starts, read_group, read_optional, skip_space
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_PREPASS_BYTES = 4 * 1024 * 1024

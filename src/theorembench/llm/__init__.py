@@ -10,6 +10,13 @@ from theorembench.llm.client import (
     classify,
     record_calls,
 )
+from theorembench.llm.logprobs import (
+    LogprobsClient,
+    LogprobsError,
+    LogprobsUnsupported,
+    PromptLogprobs,
+    prompt_logprobs,
+)
 from theorembench.llm.models import ModelConfigError, ModelSpec, resolve_model
 from theorembench.llm.pricing import PriceTable
 from theorembench.llm.structured import StructuredOutputError
@@ -19,13 +26,18 @@ __all__ = [
     "Completion",
     "GenerateSettings",
     "LLMError",
+    "LogprobsClient",
+    "LogprobsError",
+    "LogprobsUnsupported",
     "ModelConfigError",
     "ModelSpec",
     "PriceTable",
+    "PromptLogprobs",
     "StructuredOutputError",
     "call_ids_of",
     "check_model",
     "classify",
+    "prompt_logprobs",
     "record_calls",
     "resolve_model",
 ]

@@ -4,11 +4,13 @@ Calls go through Inspect AI's model API (so every provider Inspect knows is
 available under its usual name). Around it this module adds what a benchmark
 pipeline needs:
 
-* a response cache in the store: an identical request (same model, messages,
-  generation settings and sample index) is answered from disk and never paid twice;
+* a response cache in the store: an identical request (same model, endpoint and
+  revision tag, messages, generation settings and sample index) is answered from
+  disk and never paid twice; failed calls and replies marked invalid are never served;
 * bounded retries with exponential backoff that honours ``Retry-After`` (the shared
   :class:`~theorembench.common.retry.RetryPolicy`); every failed attempt is classified
   by :func:`classify` and the final failure is recorded with its reason;
+* single flight: identical concurrent calls make one request, and share its answer or its failure;
 * a per-model concurrency limit;
 * a usage ledger: prompt, completion and reasoning tokens, latency, provider,
   model and cost (from the editable price table) for every call made.
@@ -19,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
@@ -28,19 +31,24 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from theorembench.common.retry import FailedAttempt, RetryPolicy, retry_after_seconds
+from theorembench.common.retry import FailedAttempt, RetryPolicy
 from theorembench.llm.backends import choose_backend
+from theorembench.llm.failures import LLMError, _Failure, classify
 from theorembench.llm.models import ModelSpec, resolve_model
 from theorembench.llm.pricing import PriceTable
+from theorembench.llm.structured import ask_for_json
 from theorembench.store import Store
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
 
 class GenerateSettings(BaseModel):
-    """Per-call generation settings. Only the first group changes what a model answers."""
+    """Per-call generation settings, immutable. Only the first group changes what a model answers.
 
-    model_config = ConfigDict(extra="forbid")
+    Change one with ``model_copy(update={...})``, which gives a new object.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     temperature: float | None = None
     top_p: float | None = None
@@ -54,8 +62,7 @@ class GenerateSettings(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=20)
     max_connections: int | None = Field(default=None, ge=1)
 
-    # memoised dumps: settings objects are shared by thousands of calls (treat them as immutable;
-    # change one with model_copy, which starts with empty memos)
+    # memoised dumps: settings objects are shared by thousands of calls (a copy starts with empty memos)
     _cache_fields: dict[str, Any] | None = PrivateAttr(default=None)
     _request_fields: dict[str, Any] | None = PrivateAttr(default=None)
 
@@ -96,17 +103,6 @@ class Completion:
         return asdict(self)
 
 
-class LLMError(RuntimeError):
-    """A call that failed for good, after its bounded retries."""
-
-    def __init__(self, kind: str, message: str, *, attempts: int, call_id: int | None = None):
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-        self.message = message
-        self.attempts = attempts
-        self.call_id = call_id
-
-
 # The lists that receive the id of every model call made in the current context (a stage and
 # the stages around it); asyncio tasks inherit the context, so calls made by sub-tasks are seen too.
 _CALL_SINKS: ContextVar[tuple[list[int], ...]] = ContextVar("theorembench_call_sinks", default=())
@@ -142,64 +138,12 @@ def call_ids_of(exc: BaseException) -> list[int]:
     return [call_id] if call_id else []
 
 
-@dataclass
-class _Failure:
-    kind: str
-    retryable: bool
-    message: str
-    retry_after: float | None = None
-
-
-def _unwrap(exc: BaseException) -> BaseException:
-    seen = 0
-    while seen < 10:
-        seen += 1
-        last = getattr(exc, "last_attempt", None)  # tenacity.RetryError
-        if last is not None and hasattr(last, "exception") and last.exception() is not None:
-            exc = last.exception()
-            continue
-        if type(exc).__name__ == "ModelGenerateError" and exc.__cause__ is not None:
-            exc = exc.__cause__
-            continue
-        break
-    return exc
-
-
-def classify(exc: BaseException) -> _Failure:
-    """Decide whether a failed attempt is worth retrying, and name its cause."""
-    exc = _unwrap(exc)
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    message = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int):
-        after = getattr(exc, "retry_after", None)
-        if not isinstance(after, int | float):
-            after = retry_after_seconds(getattr(getattr(exc, "response", None), "headers", None))
-        if status == 429:
-            return _Failure("rate_limited", True, f"HTTP 429: {message}", after)
-        if status in (408, 409) or status >= 500:
-            return _Failure("server_error", True, f"HTTP {status}: {message}", after)
-        if status in (401, 403):
-            return _Failure("auth_error", False, f"HTTP {status}: {message}")
-        if status == 404:
-            return _Failure("not_found", False, f"HTTP 404: {message}")
-        return _Failure("bad_request", False, f"HTTP {status}: {message}")
-    if names & {"APITimeoutError", "TimeoutException", "TimeoutError", "AttemptTimeoutError",
-                 "ServerTimeoutError"}:  # fmt: skip
-        return _Failure("timeout", True, message)
-    if names & {"APIConnectionError", "TransportError", "ConnectionError", "RemoteProtocolError",
-                 "ClientConnectionError", "ClientPayloadError", "ServerDisconnectedError"}:  # fmt: skip
-        return _Failure("connection_error", True, message)
-    if names & {"JSONDecodeError", "APIResponseValidationError", "ValidationError",
-                 "MalformedResponseError", "ContentTypeError"}:  # fmt: skip
-        return _Failure("malformed_response", True, message)
-    return _Failure("error", False, f"{type(exc).__name__}: {message}")
-
-
 def cache_key(spec: ModelSpec, messages: list[Message], settings: GenerateSettings,
               sample: int, schema: dict[str, Any] | None) -> str:  # fmt: skip
+    """The response-cache key of a call: who answers (model name, endpoint and revision tag) and what is asked."""
     payload = {
         "model": spec.name,
+        "endpoint": spec.endpoint,
         "messages": messages,
         "settings": settings.cache_fields(),
         "sample": sample,
@@ -226,8 +170,27 @@ class _Bound:
     loop: Any = None
 
 
+@dataclass
+class _Flight:
+    """How the leading call of a set of identical concurrent calls ended: its call id, and its failure if any."""
+
+    call_id: int | None
+    error: LLMError | None = None
+
+
+def _start_local_server(model: str) -> str:
+    from theorembench.llm.local import ensure_local
+
+    return ensure_local(model)
+
+
 class LLM:
-    """The client. One per process (or per run); share it between stages."""
+    """The client. One per process (or per run); share it between stages.
+
+    ``start_local`` gives the base URL of a running server for ``local/<model>`` (by default
+    :func:`theorembench.llm.local.ensure_local`, which may start one); it runs in a worker
+    thread, once at a time, so starting the embedded model never stalls calls in flight.
+    """
 
     def __init__(
         self,
@@ -237,14 +200,18 @@ class LLM:
         use_cache: bool = True,
         run_id: str | None = None,
         backend: str | None = None,
+        start_local: Callable[[str], str] | None = None,
     ):
         self.store = store
         self.prices = prices or PriceTable.load()
         self.use_cache = use_cache
         self.run_id = run_id
         self.backend_preference = backend
+        self._start_local = start_local or _start_local_server
+        self._local_lock = threading.Lock()
+        self._local_urls: dict[str, str] = {}
         self._models: dict[tuple[str, str | None], _Bound] = {}
-        self._inflight: dict[str, asyncio.Future[int | None]] = {}
+        self._inflight: dict[str, asyncio.Future[_Flight | None]] = {}
         self.calls_made = 0
         self.cache_hits = 0
 
@@ -254,6 +221,20 @@ class LLM:
         """Check a model name and its credentials now, before any work starts."""
         return check_model(name, base_url=base_url, api_key=api_key, backend=self.backend_preference)
 
+    def _local_url(self, model: str) -> str:
+        """The embedded model's base URL, started at most once at a time (blocking: call it off the event loop)."""
+        with self._local_lock:
+            url = self._local_urls.get(model)
+            if url is None:
+                url = self._local_urls[model] = self._start_local(model)
+            return url
+
+    async def bind(self, spec: ModelSpec, settings: GenerateSettings) -> _Bound:
+        """The backend and connection slots of a model; a local model's server is found or started off the loop."""
+        if (spec.name, spec.base_url) not in self._models and spec.is_local and not spec.base_url:
+            await asyncio.to_thread(self._local_url, spec.model)
+        return self._bound(spec, settings)
+
     def _bound(self, spec: ModelSpec, settings: GenerateSettings) -> _Bound:
         key = (spec.name, spec.base_url)
         bound = self._models.get(key)
@@ -261,9 +242,7 @@ class LLM:
         if bound is None:
             base_url, api_key = spec.base_url, spec.api_key
             if spec.is_local:
-                from theorembench.llm.local import ensure_local
-
-                base_url = base_url or ensure_local(spec.model)
+                base_url = base_url or self._local_url(spec.model)  # at once after bind(): started already
                 api_key = api_key or "local"
             llama_cpp = spec.is_local or spec.provider == "llama-cpp-python"
             kind = choose_backend(spec.provider, self.backend_preference)
@@ -304,40 +283,56 @@ class LLM:
         schema: dict[str, Any] | None = None,
         use_cache: bool | None = None,
     ) -> Completion:
-        """Ask a model once; answered from the cache when this exact call was made before."""
+        """Ask a model once; answered from the cache when this exact call was made before.
+
+        Single flight: while an identical call is under way, a duplicate waits for it and gets
+        its answer, or its failure (an :class:`LLMError` carrying the leading call's id), and
+        never sends a request of its own; a leading call that was cancelled hands over to a waiter.
+        """
         settings = settings or GenerateSettings()
         spec = model if isinstance(model, ModelSpec) else self.resolve(model)
-        bound = self._bound(spec, settings)
-        assert bound.semaphore is not None
+        bound = await self.bind(spec, settings)
         key = cache_key(spec, messages, settings, sample, schema)
         caching = self.use_cache if use_cache is None else use_cache
+        future: asyncio.Future[_Flight | None] | None = None
         if caching:
-            # single flight: an identical call already under way is awaited, not paid for again
-            pending = self._inflight.get(key)
-            if pending is not None:
-                call_id = await asyncio.shield(pending)
-                row = self.store.get_call(call_id) if call_id else None
-                if row is not None and row["status"] == "ok":
-                    self.cache_hits += 1
-                    _note_call(call_id)
-                    return _completion_from_row(row, cached=True)
-            future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
-            self._inflight[key] = future
+            loop = asyncio.get_running_loop()
+            while (pending := self._inflight.get(key)) is not None and pending.get_loop() is loop:
+                flight = await asyncio.shield(pending)
+                if flight is not None:
+                    return self._follow(flight)
+            future = self._inflight[key] = loop.create_future()
+        flight = None
         try:
             completion = await self._generate_once(spec, bound, key, messages, settings, purpose, sample, schema,
                                                    caching)  # fmt: skip
+            flight = _Flight(completion.call_id)
         except BaseException as exc:
             _note_call(getattr(exc, "call_id", None))
-            if caching:
-                self._inflight.pop(key, None)
-                if not future.done():
-                    future.set_result(getattr(exc, "call_id", None))
+            if isinstance(exc, LLMError):
+                flight = _Flight(exc.call_id, exc)
             raise
+        finally:
+            if future is not None:
+                if self._inflight.get(key) is future:  # only the owner removes its own entry
+                    del self._inflight[key]
+                if not future.done():
+                    future.set_result(flight)
         _note_call(completion.call_id)
-        if caching:
-            self._inflight.pop(key, None)
-            future.set_result(completion.call_id)
         return completion
+
+    def _follow(self, flight: _Flight) -> Completion:
+        """A duplicate call's outcome: the leading call's answer, or its failure."""
+        _note_call(flight.call_id)
+        if flight.error is not None:
+            error = flight.error
+            raise LLMError(error.kind, error.message, attempts=error.attempts, call_id=flight.call_id)
+        row = self.store.get_call(flight.call_id) if flight.call_id else None
+        if row is None:
+            raise LLMError("error", f"the answer of call {flight.call_id} is missing from the store",
+                           attempts=0, call_id=flight.call_id)  # fmt: skip
+        self.cache_hits += 1
+        return _completion_from_row(row, cached=True)
 
     async def _generate_once(self, spec: ModelSpec, bound: _Bound, key: str, messages: list[Message],
                              settings: GenerateSettings, purpose: str, sample: int, schema: dict[str, Any] | None,
@@ -422,37 +417,11 @@ class LLM:
         """Ask for JSON matching ``schema``; returns the validated object and every completion.
 
         An invalid reply gets up to ``repair_attempts`` follow-up turns that quote the
-        validation error and ask for corrected JSON only.
+        validation error and ask for corrected JSON only. Invalid replies stay in the usage
+        ledger, marked invalid, and are never served from the cache again: a rerun asks anew.
         """
-        from theorembench.llm.structured import StructuredOutputError, parse_and_validate
-
-        completions: list[Completion] = []
-        convo = list(messages)
-        last_error = ""
-        for repair in range(repair_attempts + 1):
-            completion = await self.generate(
-                model, convo, settings, purpose=purpose if repair == 0 else f"{purpose}.repair",
-                sample=sample, schema=schema,
-            )  # fmt: skip
-            completions.append(completion)
-            try:
-                return parse_and_validate(completion.text, schema), completions
-            except StructuredOutputError as exc:
-                last_error = str(exc)
-                convo = [*convo, {"role": "assistant", "content": completion.text},
-                         {"role": "user", "content": _repair_prompt(last_error)}]  # fmt: skip
-        raise StructuredOutputError(
-            f"no valid JSON after {repair_attempts} repair attempts: {last_error}",
-            raw=completions[-1].text if completions else "",
-            call_ids=[c.call_id for c in completions],
-        )
-
-
-def _repair_prompt(error: str) -> str:
-    return (
-        "Your previous reply could not be used: "
-        f"{error}\nReply again with only the corrected JSON value, no commentary and no code fence."
-    )
+        return await ask_for_json(self, model, messages, schema, settings, purpose=purpose, sample=sample,
+                                  repair_attempts=repair_attempts)  # fmt: skip
 
 
 def _completion_from_row(row: Any, *, cached: bool) -> Completion:

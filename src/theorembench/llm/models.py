@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from theorembench.common.errors import UserError
 
@@ -55,6 +55,18 @@ class ModelSpec:
     model: str
     base_url: str | None = None
     api_key: str | None = None
+    revision: str | None = None
+    """A tag the user gives to tell apart model versions served under one name and address."""
+
+    @property
+    def endpoint(self) -> str:
+        """Who answers: the server address (the provider's default one when none is set) and the revision tag.
+
+        It is part of every cache key and run signature, so two servers behind one model
+        name, or one server before and after a model swap the user tagged, never share an answer.
+        """
+        where = self.base_url.rstrip("/") if self.base_url else f"{self.provider}:default"
+        return f"{where}#{self.revision}" if self.revision else where
 
     @property
     def is_local(self) -> bool:
@@ -72,9 +84,18 @@ def _service_env(service: str) -> str:
 
 
 def resolve_model(
-    name: str, *, base_url: str | None = None, api_key: str | None = None
+    name: str, *, base_url: str | None = None, api_key: str | None = None, revision: str | None = None
 ) -> ModelSpec:
-    """Check a model name and find its endpoint and key, or raise ModelConfigError."""
+    """Check a model name and find its endpoint and key, or raise ModelConfigError.
+
+    ``revision`` (default ``$THEOREMBENCH_MODEL_REVISION``) tags the model version the user means.
+    """
+    spec = _resolve(name, base_url=base_url, api_key=api_key)
+    revision = revision or os.environ.get("THEOREMBENCH_MODEL_REVISION") or None
+    return replace(spec, revision=revision) if revision else spec
+
+
+def _resolve(name: str, *, base_url: str | None, api_key: str | None) -> ModelSpec:
     from theorembench.llm.local import LOCAL_MODELS
 
     name = name.strip()

@@ -1,4 +1,4 @@
-"""JSON-schema structured output: find the JSON in a reply and validate it."""
+"""JSON-schema structured output: ask for it (with repair turns), find the JSON in a reply and validate it."""
 
 from __future__ import annotations
 
@@ -75,3 +75,43 @@ def llama_cpp_schema(schema: Any, *, max_string: int = 600) -> Any:
     if out.get("type") == "string" and "enum" not in out and "const" not in out:
         out["maxLength"] = min(int(out.get("maxLength", max_string)), max_string)
     return out
+
+
+async def ask_for_json(llm: Any, model: Any, messages: list[dict[str, str]], schema: dict[str, Any],
+                       settings: Any = None, *, purpose: str = "generate_json", sample: int = 0,
+                       repair_attempts: int = 2) -> tuple[Any, list[Any]]:  # fmt: skip
+    """``LLM.generate_json``: the validated object and every completion, or a :class:`StructuredOutputError`.
+
+    Every reply that fails validation is marked invalid in the store (it keeps its tokens and
+    cost in the usage ledger) so the response cache never serves it again: a rerun of a
+    failed step asks the model anew. A repair turn quotes the invalid reply, so it is a
+    different call; an invalid repair reply is marked too.
+    """
+    completions: list[Any] = []
+    convo = list(messages)
+    last_error = ""
+    for repair in range(repair_attempts + 1):
+        completion = await llm.generate(
+            model, convo, settings, purpose=purpose if repair == 0 else f"{purpose}.repair",
+            sample=sample, schema=schema,
+        )  # fmt: skip
+        completions.append(completion)
+        try:
+            return parse_and_validate(completion.text, schema), completions
+        except StructuredOutputError as exc:
+            last_error = str(exc)
+            llm.store.mark_call_invalid(completion.call_id, last_error)
+            convo = [*convo, {"role": "assistant", "content": completion.text},
+                     {"role": "user", "content": repair_prompt(last_error)}]  # fmt: skip
+    raise StructuredOutputError(
+        f"no valid JSON after {repair_attempts} repair attempts: {last_error}",
+        raw=completions[-1].text if completions else "",
+        call_ids=[c.call_id for c in completions],
+    )
+
+
+def repair_prompt(error: str) -> str:
+    return (
+        "Your previous reply could not be used: "
+        f"{error}\nReply again with only the corrected JSON value, no commentary and no code fence."
+    )

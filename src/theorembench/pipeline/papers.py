@@ -8,7 +8,9 @@ Stages, each resumable over the store:
 * ``extract``: main theorem with context (``latex.extract``), keyed by the
   extraction settings, so a rerun skips papers already done with the same settings.
 
-A broken paper is recorded with its reason and the run goes on.
+A broken paper is recorded with its reason and the run goes on. A failed model call (or a reply
+still malformed after the bounded repairs) is not an outcome: the paper is marked ``failed`` with
+the reason, no theorem row is stored, and the next run extracts it again.
 """
 
 from __future__ import annotations
@@ -96,9 +98,17 @@ def add_local(repo: PaperRepo, path: Path) -> str:
 # ---------------------------------------------------------------- extraction
 
 
+class ExtractFailed(RuntimeError):
+    """The extraction could not finish this time (a model call failed, or its reply stayed malformed after
+    the bounded repairs): the paper is marked ``failed`` with the reason, no theorem row is stored, and
+    the next run tries again."""
+
+
 async def _extract_one(paper: PaperText, settings: ExtractSettings, *, llm: Any,
                        model: Any) -> tuple[dict[str, Any] | None, list[int], str]:  # fmt: skip
-    """Stage ``extract``: the rules, then (when they find nothing and it is enabled) the LLM fallback stage."""
+    """Stage ``extract``: the rules, then (when they find nothing and it is enabled) the LLM fallback stage.
+
+    Raises :class:`ExtractFailed` when the fallback's model call fails: that is not an outcome."""
     record, reason = extract_by_rules(paper, settings)
     if record is not None:
         return record, [], reason
@@ -107,8 +117,11 @@ async def _extract_one(paper: PaperText, settings: ExtractSettings, *, llm: Any,
     with record_calls() as calls:
         try:
             record, why = await find_by_llm(paper, settings, reason, llm=llm, model=model)
-        except (LLMError, StructuredOutputError) as exc:
-            return None, list(calls), f"{reason}; LLM fallback failed: {exc}"
+        except StructuredOutputError as exc:
+            raise ExtractFailed(f"LLM fallback failed: malformed model output after bounded repairs "
+                                f"({len(calls)} calls): {exc}") from None  # fmt: skip
+        except LLMError as exc:
+            raise ExtractFailed(f"LLM fallback failed: model call failed ({len(calls)} calls): {exc}") from None
     return record, list(calls), why
 
 
@@ -131,42 +144,54 @@ async def extract_theorems(
         if paper is None:
             continue
         done = None if force else repo.theorem(paper_id, key)
-        if done is None and paper["status"] in ("unpacked", "extracted") and paper["folder"]:
-            try:
-                text = load_paper(Path(paper["folder"]))
-            except ExtractionError as exc:
-                repo.upsert(paper_id, status="failed", reason=str(exc))
-                repo.put_theorem(paper_id, key, path="none", record=None, reason=str(exc), call_ids=[])
-            except Exception as exc:  # noqa: BLE001 - a broken paper must not stop the run
-                reason = f"unexpected error while reading the source: {type(exc).__name__}: {exc}"
-                repo.upsert(paper_id, status="failed", reason=reason)
-                repo.put_theorem(paper_id, key, path="none", record=None, reason=reason, call_ids=[])
-            else:
-                # the flattened text with its source map, so any offset can be traced to file and line
-                flat_path = Path(paper["folder"]).parent / "flat.json"
-                write_json(flat_path, text.flat.to_dict(), indent=None)
-                try:
-                    record, call_ids, reason = await _extract_one(text, settings, llm=llm, model=model)
-                except Exception as exc:  # noqa: BLE001
-                    record, call_ids = None, []
-                    reason = f"unexpected error during extraction: {type(exc).__name__}: {exc}"
-                path = record["extraction_path"] if record else "none"
-                if record is not None:
-                    record["paper_id"] = paper_id
-                    record["source"]["flat_document"] = str(flat_path)
-                repo.put_theorem(paper_id, key, path=path, record=record, reason=reason, call_ids=call_ids)
-                update: dict[str, Any] = {"status": "extracted", "reason": None if record else reason}
-                if record and not paper.get("title") and record.get("title"):
-                    update["title"] = record["title"]
-                if record and not paper.get("abstract") and record.get("abstract"):
-                    update["abstract"] = record["abstract"]
-                repo.upsert(paper_id, **update)
+        # "failed" with a folder: its extraction failed last time (not an outcome), so it runs again
+        if done is None and paper["status"] in ("unpacked", "extracted", "failed") and paper["folder"]:
+            await _extract_paper(repo, paper, settings, key, llm=llm, model=model)
             done = repo.theorem(paper_id, key)
         if done is not None:
             out[paper_id] = done
         if on_paper:
             on_paper(paper_id, done)
     return out
+
+
+async def _extract_paper(repo: PaperRepo, paper: dict[str, Any], settings: Any, key: str, *, llm: Any,
+                         model: Any) -> None:  # fmt: skip
+    """Extract one unpacked paper and store the outcome; a failure marks the paper ``failed`` and stores none."""
+    paper_id = paper["id"]
+    try:
+        text = load_paper(Path(paper["folder"]))
+    except ExtractionError as exc:  # an outcome: the source has no usable main file
+        repo.upsert(paper_id, status="failed", reason=str(exc))
+        repo.put_theorem(paper_id, key, path="none", record=None, reason=str(exc), call_ids=[])
+        return
+    except Exception as exc:  # noqa: BLE001 - a broken paper must not stop the run
+        repo.upsert(paper_id, status="failed", reason=f"extraction failed (runs again next time): unexpected error "
+                                                      f"while reading the source: {type(exc).__name__}: {exc}")  # fmt: skip
+        return
+    # the flattened text with its source map, so any offset can be traced to file and line
+    flat_path = Path(paper["folder"]).parent / "flat.json"
+    write_json(flat_path, text.flat.to_dict(), indent=None)
+    try:
+        record, call_ids, reason = await _extract_one(text, settings, llm=llm, model=model)
+    except ExtractFailed as exc:  # not an outcome: no theorem row, the next run asks again
+        repo.upsert(paper_id, status="failed", reason=f"extraction failed (runs again next time): {exc}")
+        return
+    except Exception as exc:  # noqa: BLE001 - a broken paper must not stop the run
+        repo.upsert(paper_id, status="failed", reason=f"extraction failed (runs again next time): unexpected error: "
+                                                      f"{type(exc).__name__}: {exc}")  # fmt: skip
+        return
+    path = record["extraction_path"] if record else "none"
+    if record is not None:
+        record["paper_id"] = paper_id
+        record["source"]["flat_document"] = str(flat_path)
+    repo.put_theorem(paper_id, key, path=path, record=record, reason=reason, call_ids=call_ids)
+    update: dict[str, Any] = {"status": "extracted", "reason": None if record else reason}
+    if record and not paper.get("title") and record.get("title"):
+        update["title"] = record["title"]
+    if record and not paper.get("abstract") and record.get("abstract"):
+        update["abstract"] = record["abstract"]
+    repo.upsert(paper_id, **update)
 
 
 # ---------------------------------------------------------------- arXiv
@@ -185,11 +210,16 @@ def fetch_month(
     base_url: str | None = None,
     delay_s: float = 3.0,
     progress: Any = None,
+    max_eprint_bytes: int | None = None,
 ) -> list[str]:
-    """Metadata of a month's papers, then each e-print (cached) unpacked into its folder."""
-    from theorembench.sources.arxiv import ArxivSource
+    """Metadata of a month's papers, then each e-print (cached) unpacked into its folder.
 
-    source = ArxivSource(base_url=base_url, cache_dir=home() / "eprints", delay_s=delay_s)
+    ``max_eprint_bytes`` caps one e-print download (default ``sources.arxiv.DEFAULT_MAX_EPRINT_BYTES``);
+    a paper over it is ``failed`` with the reason, and is tried again on a later run (with a larger cap)."""
+    from theorembench.sources.arxiv import DEFAULT_MAX_EPRINT_BYTES, ArxivSource
+
+    source = ArxivSource(base_url=base_url, cache_dir=home() / "eprints", delay_s=delay_s,
+                         max_eprint_bytes=max_eprint_bytes or DEFAULT_MAX_EPRINT_BYTES)  # fmt: skip
     search_task = progress.add_task("arXiv query", total=max_papers, item=month) if progress else None
 
     def on_found(n: int) -> None:

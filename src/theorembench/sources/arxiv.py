@@ -39,6 +39,7 @@ import requests
 from arxiv import _feed as arxiv_feed
 
 from theorembench.sources.arxiv_eprints import (
+    DEFAULT_MAX_EPRINT_BYTES,
     EXTENSIONS,
     HEAD_BYTES,
     KINDS,
@@ -55,6 +56,7 @@ from theorembench.sources.arxiv_errors import (
     ArxivQueryError,
     ArxivThrottled,
     ArxivUnavailable,
+    DownloadTooLarge,
 )
 from theorembench.sources.arxiv_feed import (
     ARXIV_API_BASE,
@@ -107,7 +109,8 @@ class ArxivSource:
 
     ``base_url`` (e.g. ``http://127.0.0.1:8080``) sends both the API query
     (``{base}/api/query``) and the e-print downloads (``{base}/e-print/<id>``) to a
-    mirror; by default they go to export.arxiv.org and arxiv.org.
+    mirror; by default they go to export.arxiv.org and arxiv.org. ``max_eprint_bytes`` caps one
+    e-print download (default :data:`DEFAULT_MAX_EPRINT_BYTES`, 100 MB), enforced while it streams.
     """
 
     def __init__(
@@ -122,6 +125,7 @@ class ArxivSource:
         sleep: Callable[[float], None] = time.sleep,
         timeout_s: float = 60.0,
         limiter: RateLimiter | None = None,
+        max_eprint_bytes: int = DEFAULT_MAX_EPRINT_BYTES,
     ) -> None:
         if delay_s < 0:
             raise ValueError(f"delay_s must be >= 0, got {delay_s}")
@@ -129,6 +133,9 @@ class ArxivSource:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if not 1 <= page_size <= 2000:
             raise ValueError(f"page_size must be between 1 and 2000 (the API's limit), got {page_size}")
+        if max_eprint_bytes < 1:
+            raise ValueError(f"max_eprint_bytes must be >= 1, got {max_eprint_bytes}")
+        self.max_eprint_bytes = int(max_eprint_bytes)
         base = base_url.rstrip("/") if base_url else None
         self.base_url = base
         self.api_url = f"{base or ARXIV_API_BASE}/api/query"
@@ -268,7 +275,8 @@ class ArxivSource:
 
         Without a version arXiv serves the latest one; that answer is cached
         under the unversioned name. A PDF-only submission comes back with
-        ``kind == "pdf"``.
+        ``kind == "pdf"``. A body over ``max_eprint_bytes`` raises :class:`DownloadTooLarge`
+        (not retried) and leaves nothing in the cache.
         """
         base_id, version = self._resolve(arxiv_id, version)
         cached = self.cached_eprint(base_id, version)
@@ -279,7 +287,7 @@ class ArxivSource:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
 
         def consume(resp: requests.Response) -> tuple[Path, bytes, int, str]:
-            return stream_to_partial(resp, self.cache_dir, name)
+            return stream_to_partial(resp, self.cache_dir, name, max_bytes=self.max_eprint_bytes)
 
         tmp, head, size, sha = self._request(url, consume, what="e-print")
         if size == 0:
@@ -301,6 +309,8 @@ __all__ = [
     "ArxivSource",
     "ArxivThrottled",
     "ArxivUnavailable",
+    "DEFAULT_MAX_EPRINT_BYTES",
+    "DownloadTooLarge",
     "EprintFile",
     "HEAD_BYTES",
     "KINDS",

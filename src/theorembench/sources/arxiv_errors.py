@@ -40,4 +40,15 @@ class ArxivNotFound(ArxivError):
     """HTTP 404: no such paper or e-print."""
 
 
-__all__ = ["ArxivError", "ArxivNotFound", "ArxivQueryError", "ArxivThrottled", "ArxivUnavailable"]
+class DownloadTooLarge(ArxivError):
+    """A download went over its size cap; ``bytes_read`` is how much of the body was read (0 when the
+    announced ``Content-Length`` was already over the cap). Not retried: the same answer would come again."""
+
+    def __init__(self, message: str, *, limit: int, bytes_read: int, url: str = "") -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.bytes_read = bytes_read
+        self.url = url
+
+
+__all__ = ["ArxivError", "ArxivNotFound", "DownloadTooLarge", "ArxivQueryError", "ArxivThrottled", "ArxivUnavailable"]

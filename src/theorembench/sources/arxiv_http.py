@@ -24,6 +24,7 @@ import urllib3
 
 from theorembench import __version__
 from theorembench.common.retry import FailedAttempt, RetryPolicy, Verdict, retry_after_seconds
+from theorembench.sources.arxiv_eprints import CHUNK_BYTES, MB, capped_chunks
 from theorembench.sources.arxiv_errors import (
     ArxivError,
     ArxivNotFound,
@@ -39,6 +40,9 @@ log = logging.getLogger("theorembench.sources.arxiv")
 USER_AGENT = f"theorembench/{__version__} (arXiv stage-1 retrieval; python-requests)"
 MAX_RETRY_AFTER_S = 300.0
 """Cap on a server's ``Retry-After`` (a misconfigured value must not stall a run for hours)."""
+
+MAX_FEED_BYTES = 32 * MB
+"""Cap on one API answer (a full 2,000-entry page is a few MB); enforced while it streams in."""
 
 _THROTTLE_STATUSES = (429, 503)
 
@@ -191,7 +195,7 @@ def request(
 
 def _raise_for_client_error(url: str, resp: requests.Response, what: str) -> None:
     status = resp.status_code
-    body = resp.content
+    body = resp.raw.read(CHUNK_BYTES, decode_content=False) or b""  # enough for a message, never a whole body
     if status == 400:
         message = api_error_message(body) or clean_text(body[:300].decode("utf-8", "replace")) or "bad request"
         raise ArxivQueryError(f"arXiv API rejected the {what} (HTTP 400): {message}", url=url)
@@ -219,8 +223,9 @@ def _give_up(url: str, failure: _Failure, what: str, *, delay_s: float, max_retr
 
 
 def read_feed_body(resp: requests.Response) -> bytes:
-    """``consume`` for API queries: the body, retrying arXiv's plain-text "rate exceeded" answer."""
-    body = resp.content
+    """``consume`` for API queries: the body (at most :data:`MAX_FEED_BYTES`), retrying arXiv's plain-text
+    "rate exceeded" answer."""
+    body = b"".join(capped_chunks(resp, MAX_FEED_BYTES, "API answer"))
     stripped = body.lstrip()
     if not stripped.startswith(b"<") and b"rate exceeded" in stripped[:200].lower():
         # arXiv's throttle can come as a bare text body instead of a status code.
@@ -228,4 +233,4 @@ def read_feed_body(resp: requests.Response) -> bytes:
     return body
 
 
-__all__ = ["LIMITER", "MAX_RETRY_AFTER_S", "USER_AGENT", "RateLimiter", "read_feed_body", "request"]
+__all__ = ["LIMITER", "MAX_FEED_BYTES", "MAX_RETRY_AFTER_S", "USER_AGENT", "RateLimiter", "read_feed_body", "request"]

@@ -91,17 +91,28 @@ def _extract_stream(opener, dest: Path, limits: Limits, source_path: Path | None
     except OSError as e:
         return Extraction(kind, False, f"cannot create the destination folder: {e}", dest)
     writer = SafeWriter(dest, limits, protect=source_path)
+    streams: list[CountingReader] = []
+    result = _unpack(opener, head, kind, writer, limits, streams)
+    result.bytes_read = streams[0].count if streams else 0
+    return result
+
+
+def _unpack(opener, head: bytes, kind: str, writer: SafeWriter, limits: Limits,
+            streams: list[CountingReader]) -> Extraction:  # fmt: skip
+    """Unpack an e-print of a known kind; the counting stream it reads is left in ``streams``."""
     try:
         with opener() as f:
             if kind in ("tar.gz", "tar"):
                 raw: BinaryIO = gzip.GzipFile(fileobj=f, mode="rb") if kind == "tar.gz" else f
-                return _extract_tar(CountingReader(raw, limits.max_total_bytes), writer, kind)
+                streams.append(CountingReader(raw, limits.max_total_bytes))
+                return _extract_tar(streams[0], writer, kind)
             if kind == "gz":
                 name = _single_name(gzip_name(head))
                 stream = CountingReader(gzip.GzipFile(fileobj=f, mode="rb"), limits.max_total_bytes)
             else:
                 name = "main.tex"
                 stream = CountingReader(f, limits.max_total_bytes)
+            streams.append(stream)
             try:
                 writer.write(name, read_chunks(stream))
             except Refused as e:

@@ -58,6 +58,7 @@ class Extraction:
     files: list[str] = field(default_factory=list)  # relative POSIX paths written, in archive order
     rejected: list[Rejection] = field(default_factory=list)
     bytes_written: int = 0
+    bytes_read: int = 0  # bytes of the (decompressed) stream read: at most the total cap plus one chunk
 
     def to_dict(self) -> dict:
         return {
@@ -68,6 +69,7 @@ class Extraction:
             "files": list(self.files),
             "rejected": [r.to_dict() for r in self.rejected],
             "bytes_written": self.bytes_written,
+            "bytes_read": self.bytes_read,
         }
 
 

@@ -238,8 +238,14 @@ class Store:
     # -- model calls (cache + usage ledger) ------------------------------
 
     def cached_call(self, cache_key: str) -> Row | None:
+        """The latest answered call with this key; failed calls and replies marked invalid are never served."""
         rows, _ = self._hot("cached_call", lambda: _CACHED_CALL, {"key": cache_key})
         return rows[0] if rows else None
+
+    def mark_call_invalid(self, call_id: int, reason: str) -> None:
+        """Mark an answered call whose reply could not be used (it stays in the ledger, cost and all)."""
+        self._execute(model_calls.update().where(_mc.id == call_id, _mc.status == "ok")
+                      .values(status="invalid", error=reason[:2000]))  # fmt: skip
 
     def record_call(self, **fields: Any) -> int:
         fields.setdefault("created_at", time.time())
@@ -259,10 +265,14 @@ class Store:
         return rows[0] if rows else None
 
     def usage(self, run_id: str | None = None) -> dict[str, Any]:
-        """Totals of the calls actually made (cache hits are not calls)."""
+        """Totals of the calls actually made (cache hits are not calls).
+
+        ``ok``: answered; ``invalid``: answered, but the reply could not be used; ``failed``: no answer.
+        """
         statement = sa.select(
             sa.func.count().label("calls"), _count_if(_mc.status == "ok").label("ok"),
-            _count_if(_mc.status != "ok").label("failed"),
+            _count_if(_mc.status == "invalid").label("invalid"),
+            _count_if(_mc.status.not_in(("ok", "invalid"))).label("failed"),
             _zero_sum(_mc.prompt_tokens).label("prompt_tokens"),
             _zero_sum(_mc.completion_tokens).label("completion_tokens"),
             _zero_sum(_mc.reasoning_tokens).label("reasoning_tokens"),

@@ -45,12 +45,17 @@ ATOM = "application/atom+xml; charset=utf-8"
 
 @dataclass(frozen=True)
 class Reply:
-    """An HTTP answer: ``body`` is bytes or a file to read at answer time."""
+    """An HTTP answer: ``body`` is bytes or a file to read at answer time.
+
+    ``send_length=False`` leaves out ``Content-Length``: the body then ends when the
+    connection closes, as a server that streams an answer of unknown size does.
+    """
 
     status: int = 200
     body: bytes | Path = b""
     content_type: str = ATOM
     headers: Mapping[str, str] = field(default_factory=dict)
+    send_length: bool = True
 
     def payload(self) -> bytes:
         return self.body.read_bytes() if isinstance(self.body, Path) else bytes(self.body)
@@ -228,10 +233,17 @@ class ArxivMirror:
                 self._in_flight -= 1
         handler.send_response(reply.status)
         handler.send_header("Content-Type", reply.content_type)
-        handler.send_header("Content-Length", str(len(body)))
+        if reply.send_length:
+            handler.send_header("Content-Length", str(len(body)))
+        else:
+            handler.close_connection = True
+            handler.send_header("Connection", "close")
         for name, value in reply.headers.items():
             handler.send_header(name, value)
         handler.end_headers()
-        handler.wfile.write(body)
+        try:
+            handler.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading (a capped download)
+            handler.close_connection = True
 
 __all__ = ["ATOM", "ArxivMirror", "LoggedRequest", "Reply"]

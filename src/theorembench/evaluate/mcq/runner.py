@@ -1,9 +1,15 @@
 """Run an MCQ evaluation: every item through the LLM layer, results into the store.
 
 Each answered item is committed to the store the moment it is scored, so a run
-killed at any point resumes (``resume=True``) with what was done: items answered
-without error are kept, failed ones are asked again, and calls already made come
-from the cache.
+killed at any point resumes (``resume=True``) with what was done: items whose every
+sample has an answer are kept; failed items are asked again, and so are items whose
+reply named no option (as the released scripts keep only records that have an
+answer): their unparsed samples are asked anew, past the cache.
+
+A run is found for resuming by its signature: the file, the model name and the
+endpoint that serves it (address and revision tag), the mode, the samples, the seed,
+the prompts and the generation settings. Two servers behind one model name never share
+a run.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Any
 from theorembench.common.outputs import write_json
 from theorembench.evaluate.inspect_log import LogSample, default_log_dir, write_inspect_log
 from theorembench.evaluate.mcq.items import Dataset, Item
-from theorembench.evaluate.mcq.protocol import extract_answer, messages, shuffle_options
+from theorembench.evaluate.mcq.protocol import Presented, extract_answer, messages, shuffle_options
 from theorembench.evaluate.mcq.summary import sketch_gain, summarize
 from theorembench.llm import LLM, Completion, GenerateSettings, LLMError, ModelSpec
 from theorembench.store import Store, loads
@@ -44,17 +50,32 @@ class MCQConfig:
     log_dir: Path | None = None
     write_log: bool = True
     spec: ModelSpec | None = None  # resolved endpoint; resolved from ``model`` when None
+    system_prompt: str | None = None  # replaces our system prompt
+    user_template: str | None = None  # replaces the released user-message layout
+    prompt_sources: dict[str, str] = field(default_factory=dict)  # where they came from (files), for the record
+    preset: str | None = None  # the sampling preset the settings came from, for the record
 
-    def signature(self, dataset_id: str) -> str:
+    def prompt_for(self, item: Item, index: int) -> tuple[Presented, list[dict[str, str]]]:
+        """The item as shown (shuffled, keyed) and the messages sent for it."""
+        presented = shuffle_options(item, index, self.seed)
+        return presented, messages(item, presented, sketch=self.sketch, style=self.prompt_style,
+                                   system=self.system_prompt, user_template=self.user_template)  # fmt: skip
+
+    def signature(self, dataset_id: str, endpoint: str) -> str:
         payload = {
             "dataset": dataset_id,
             "model": self.model,
+            "endpoint": endpoint,
             "sketch": self.sketch,
             "n": self.n,
             "seed": self.seed,
             "prompt_style": self.prompt_style,
             "settings": self.settings.cache_fields(),
         }
+        if self.system_prompt is not None:
+            payload["system_prompt"] = self.system_prompt
+        if self.user_template is not None:
+            payload["user_template"] = self.user_template
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -147,14 +168,15 @@ def _item_record(item: Item, raw: dict[str, Any], index: int, correct_label: str
     return record
 
 
-async def _evaluate_item(llm: LLM, spec: ModelSpec, cfg: MCQConfig, index: int, item: Item,
-                         raw: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
-    presented = shuffle_options(item, index, cfg.seed)
-    msgs = messages(item, presented, sketch=cfg.sketch, style=cfg.prompt_style)
+async def _evaluate_item(llm: LLM, spec: ModelSpec, cfg: MCQConfig, index: int, item: Item, raw: dict[str, Any],
+                         fresh: set[int]) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
+    """Ask every sample of one item; the samples in ``fresh`` (unparsed before) are asked past the cache."""
+    presented, msgs = cfg.prompt_for(item, index)
 
     async def one(sample: int) -> dict[str, Any]:
         try:
-            completion = await llm.generate(spec, msgs, cfg.settings, purpose=KIND, sample=sample)
+            completion = await llm.generate(spec, msgs, cfg.settings, purpose=KIND, sample=sample,
+                                            use_cache=False if sample in fresh else None)  # fmt: skip
         except LLMError as exc:
             rec = _sample_record(None, f"{exc.kind}: {exc.message} (after {exc.attempts} attempts)",
                                  presented.correct_label)  # fmt: skip
@@ -185,26 +207,22 @@ async def run_mcq_async(
         dataset.id, [(it.id, raw) for it, raw in zip(dataset.items, dataset.raw, strict=True)],
         path=str(dataset.path), name=dataset.name,
     )  # fmt: skip
-    signature = cfg.signature(dataset.id)
+    signature = cfg.signature(dataset.id, spec.endpoint)
     run_config = {
-        "file": str(dataset.path), "dataset_id": dataset.id, "model": cfg.model,
-        "sketch": cfg.sketch, "n": cfg.n, "seed": cfg.seed, "limit": cfg.limit,
-        "prompt_style": cfg.prompt_style, "settings": cfg.settings.model_dump(exclude_none=True),
+        "file": str(dataset.path), "dataset_id": dataset.id, "model": cfg.model, "endpoint": spec.endpoint,
+        "revision": spec.revision, "sketch": cfg.sketch, "n": cfg.n, "seed": cfg.seed, "limit": cfg.limit,
+        "prompt_style": cfg.prompt_style, "preset": cfg.preset, "prompts": cfg.prompt_sources,
+        "system_prompt": cfg.system_prompt, "user_template": cfg.user_template,
+        "settings": cfg.settings.model_dump(exclude_none=True),
     }  # fmt: skip
     done: dict[int, dict[str, Any]] = {}
+    fresh: dict[int, set[int]] = {}
     run_id = None
     if cfg.resume:
         previous = store.latest_run(KIND, signature)
         if previous is not None:
             run_id = previous["id"]
-            for row in store.results(run_id):
-                if row["sample"] != 0:
-                    continue
-                record = loads(row["record"])
-                if record.get("status") in ("ok", "unparsed") and not record.get("error") and all(
-                    s.get("status") != "error" for s in record.get("samples") or []
-                ):
-                    done[row["idx"]] = record
+            done, fresh = _resumable(store, run_id)
             store.set_run_status(run_id, "running")
     if run_id is None:
         run_id = store.create_run(KIND, signature, name=dataset.name, model=cfg.model,
@@ -223,7 +241,8 @@ async def run_mcq_async(
     transcripts: dict[int, list[dict[str, str]]] = {}
 
     async def work(i: int) -> None:
-        record, samples = await _evaluate_item(llm, spec, cfg, i, dataset.items[i], dataset.raw[i])
+        record, samples = await _evaluate_item(llm, spec, cfg, i, dataset.items[i], dataset.raw[i],
+                                               fresh.get(i, set()))  # fmt: skip
         transcripts[i] = record.pop("_messages")
         records[i] = record
         for s, sample in enumerate(samples):
@@ -251,12 +270,13 @@ async def run_mcq_async(
     summary["cost_usd_this_invocation"] = round(store.usage(run_id)["cost_usd"], 6)
     summary["wall_seconds"] = round(time.perf_counter() - t0, 3)
 
-    other_sig = MCQConfig(**{**cfg.__dict__, "sketch": not cfg.sketch}).signature(dataset.id)
+    other_sig = MCQConfig(**{**cfg.__dict__, "sketch": not cfg.sketch}).signature(dataset.id, spec.endpoint)
     other = store.latest_run(KIND, other_sig)
-    if other is not None and other["status"] == "finished" and other["summary"]:
-        other_summary = loads(other["summary"])
-        with_s, without_s = (summary, other_summary) if cfg.sketch else (other_summary, summary)
-        summary["sketch_gain"] = sketch_gain(with_s, without_s)
+    if other is not None and other["status"] == "finished":
+        mine = {i: bool(ordered[i]["is_correct"]) for i in indices}
+        theirs = _first_sample_correct(store, other["id"], {i: dataset.items[i].id for i in indices})
+        with_s, without_s = (mine, theirs) if cfg.sketch else (theirs, mine)
+        summary["sketch_gain"] = sketch_gain(items, with_s, without_s, dataset.month)
         summary["sketch_gain"]["other_run_id"] = other["id"]
 
     all_block = summary["all"]
@@ -277,8 +297,13 @@ async def run_mcq_async(
             "file": str(dataset.path),
             "dataset_sha256": dataset.id,
             "run_id": run_id,
+            "endpoint": spec.endpoint,
+            "revision": spec.revision,
             "temperature": cfg.settings.temperature,
             "top_p": cfg.settings.top_p,
+            "preset": cfg.preset,
+            "system_prompt": cfg.prompt_sources.get("system_prompt", f"theorembench ({cfg.prompt_style})"),
+            "user_template": cfg.prompt_sources.get("user_template", "released layout"),
         },
         "summary": summary,
         "overall": dict(all_block),
@@ -295,6 +320,28 @@ async def run_mcq_async(
                   summary["calls_made"], summary["cache_hits"])  # fmt: skip
 
 
+def _resumable(store: Store, run_id: str) -> tuple[dict[int, dict[str, Any]], dict[int, set[int]]]:
+    """The items a resumed run keeps (every sample answered) and, per item asked again, its unparsed samples."""
+    done: dict[int, dict[str, Any]] = {}
+    fresh: dict[int, set[int]] = {}
+    for row in store.results(run_id):
+        if row["sample"] != 0:
+            continue
+        record = loads(row["record"])
+        samples = record.get("samples") or [record]
+        if not record.get("error") and all(s.get("status") == "ok" for s in samples):
+            done[row["idx"]] = record
+        else:
+            fresh[row["idx"]] = {k for k, s in enumerate(samples) if s.get("status") == "unparsed"}
+    return done, fresh
+
+
+def _first_sample_correct(store: Store, run_id: str, ids: dict[int, str]) -> dict[int, bool]:
+    """Index -> first-sample correctness in another run, for the items of ``ids`` it answered."""
+    return {row["idx"]: bool(row["is_correct"]) for row in store.results(run_id)
+            if row["sample"] == 0 and ids.get(row["idx"]) == row["item_id"]}  # fmt: skip
+
+
 def _write_log(cfg: MCQConfig, dataset: Dataset, indices: list[int], records: dict[int, dict[str, Any]],
                transcripts: dict[int, list[dict[str, str]]], summary: dict[str, Any],
                started_at: datetime, run_id: str) -> Path:  # fmt: skip
@@ -302,9 +349,7 @@ def _write_log(cfg: MCQConfig, dataset: Dataset, indices: list[int], records: di
     for i in indices:
         rec = records[i]
         item = dataset.items[i]
-        msgs = transcripts.get(i) or messages(
-            item, shuffle_options(item, i, cfg.seed), sketch=cfg.sketch, style=cfg.prompt_style
-        )
+        msgs = transcripts.get(i) or cfg.prompt_for(item, i)[1]
         per_sample = rec["samples"] or [rec]
         for epoch, s in enumerate(per_sample, start=1):
             samples.append(
@@ -322,7 +367,11 @@ def _write_log(cfg: MCQConfig, dataset: Dataset, indices: list[int], records: di
                 )  # fmt: skip
             )
     task = "theorembench/mcq" + ("_sketch" if cfg.sketch else "")
-    metrics = {"accuracy": summary["all"]["accuracy"]}
+    overall = summary["all"]
+    metrics = {"accuracy": overall["accuracy"], "ci95_low": overall["ci95"][0], "ci95_high": overall["ci95"][1],
+               "n": float(overall["n"])}  # fmt: skip
+    if "mean_at_n" in summary:
+        metrics["mean_at_n"] = summary["mean_at_n"]["value"]
     return write_inspect_log(
         task=task, model=cfg.model, dataset_name=dataset.name, dataset_path=str(dataset.path),
         samples=samples, metrics=metrics, config={"run_id": run_id, "sketch": cfg.sketch},

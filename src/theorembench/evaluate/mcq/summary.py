@@ -1,23 +1,49 @@
-"""Accuracy breakdowns for an MCQ run: overall, by category, month and choice style."""
+"""Accuracy breakdowns for an MCQ run: overall, by category, month and choice style, each with its 95% interval.
+
+Accuracy is first-sample accuracy (the released definition): correct / items, errors and
+unparsed replies counting as wrong. Every block carries ``n`` and ``ci95`` (Wilson). With
+several samples per item, ``mean_at_n`` is the mean over items of the fraction of correct
+samples, with a bootstrap interval over items. The sketch gain is a paired difference
+over the items both runs answered, with a paired-bootstrap interval.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
+from theorembench.common.stats import bootstrap_mean, paired_difference, proportion
 from theorembench.evaluate.mcq.items import Item, categories, is_substitution_resistant, month_of
+
+BREAKDOWNS = ("by_theorem_type", "by_choice_style", "by_month")
 
 
 def _acc(correct: int, total: int) -> dict[str, Any]:
-    return {"correct": correct, "total": total, "accuracy": (correct / total) if total else 0.0}
+    est = proportion(correct, total)
+    return {"correct": correct, "total": total, "accuracy": (correct / total) if total else 0.0,
+            "n": total, "ci95": est.ci95, "ci_method": est.method}  # fmt: skip
 
 
-def _group(pairs: list[tuple[str, bool]]) -> dict[str, dict[str, Any]]:
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for key, ok in pairs:
-        counts[key][0] += int(ok)
-        counts[key][1] += 1
-    return {k: _acc(c, t) for k, (c, t) in sorted(counts.items())}
+def _groups_of(item: Item, dataset_month: str) -> dict[str, list[str]]:
+    style = "substitution_resistant" if is_substitution_resistant(item) else "original"
+    return {"by_theorem_type": categories(item), "by_choice_style": [style],
+            "by_month": [month_of(item.id) or dataset_month]}  # fmt: skip
+
+
+def _breakdowns(items: dict[int, Item], idxs: list[int], dataset_month: str,
+                block: Callable[[list[int]], dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:  # fmt: skip
+    members: dict[str, dict[str, list[int]]] = {key: defaultdict(list) for key in BREAKDOWNS}
+    for i in idxs:
+        for key, names in _groups_of(items[i], dataset_month).items():
+            for name in names:
+                members[key][name].append(i)
+    return {key: {name: block(group) for name, group in sorted(members[key].items())} for key in BREAKDOWNS}
+
+
+def _sample_fraction(rec: dict[str, Any]) -> float:
+    samples = rec.get("samples") or [rec]
+    return sum(bool(s.get("is_correct")) for s in samples) / len(samples)
 
 
 def summarize(
@@ -25,21 +51,16 @@ def summarize(
 ) -> dict[str, Any]:
     """``records`` maps item index -> detailed result (first sample decides correctness)."""
     idxs = sorted(records)
-    correct = sum(bool(records[i]["is_correct"]) for i in idxs)
-    by_type: list[tuple[str, bool]] = []
-    by_month: list[tuple[str, bool]] = []
-    by_style: list[tuple[str, bool]] = []
+
+    def block(group: list[int]) -> dict[str, Any]:
+        return _acc(sum(bool(records[i]["is_correct"]) for i in group), len(group))
+
     completion_tokens: list[int] = []
     reasoning_tokens: list[int] = []
     cost = 0.0
     cost_known = True
     for i in idxs:
-        rec, item = records[i], items[i]
-        ok = bool(rec["is_correct"])
-        by_type += [(cat, ok) for cat in categories(item)]
-        by_month.append((month_of(item.id) or dataset_month, ok))
-        style = "substitution_resistant" if is_substitution_resistant(item) else "original"
-        by_style.append((style, ok))
+        rec = records[i]
         if not rec.get("error"):
             completion_tokens.append(int(rec.get("completion_tokens") or 0))
             reasoning_tokens.append(int(rec.get("reasoning_tokens") or 0))
@@ -49,31 +70,43 @@ def summarize(
             else:
                 cost += float(sample["cost_usd"])
     n_ok = len(completion_tokens)
-    return {
-        "all": _acc(correct, len(idxs)),
-        "by_theorem_type": _group(by_type),
-        "by_month": _group(by_month),
-        "by_choice_style": _group(by_style),
+    summary: dict[str, Any] = {"all": block(idxs), **_breakdowns(items, idxs, dataset_month, block)}
+    per_sample = max((len(records[i].get("samples") or []) for i in idxs), default=0)
+    if per_sample > 1:
+        est = bootstrap_mean([_sample_fraction(records[i]) for i in idxs])
+        summary["mean_at_n"] = est.to_dict() | {"samples_per_item": per_sample}
+    summary.update({
         "unparsed": sum(records[i].get("status") == "unparsed" for i in idxs),
         "errors": sum(records[i].get("status") == "error" for i in idxs),
         "mean_completion_tokens": (sum(completion_tokens) / n_ok) if n_ok else 0.0,
         "mean_reasoning_tokens": (sum(reasoning_tokens) / n_ok) if n_ok else 0.0,
         "cost_usd": round(cost, 6) if cost_known else None,
-    }
+    })  # fmt: skip
+    return summary
 
 
-def sketch_gain(with_sketch: dict[str, Any], without: dict[str, Any]) -> dict[str, Any]:
-    """Accuracy with the sketch minus without, overall and per breakdown (percentage points)."""
+def sketch_gain(items: dict[int, Item], with_sketch: dict[int, bool], without: dict[int, bool],
+                dataset_month: str) -> dict[str, Any]:  # fmt: skip
+    """Accuracy with the sketch minus without, over the items both runs answered, overall and per breakdown.
 
-    def diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    ``with_sketch`` and ``without`` map item index -> first-sample correctness. Items only
+    one run answered (another ``--limit``, say) are left out of every figure. The gain is
+    in percentage points with a paired-bootstrap 95% interval.
+    """
+    common = sorted(set(with_sketch) & set(without) & set(items))
+
+    def block(group: list[int]) -> dict[str, Any]:
+        a = [float(without[i]) for i in group]
+        b = [float(with_sketch[i]) for i in group]
+        est = paired_difference(a, b)
         return {
-            "with_sketch": a["accuracy"],
-            "without_sketch": b["accuracy"],
-            "gain_pp": round(100 * (a["accuracy"] - b["accuracy"]), 2),
+            "with_sketch": sum(b) / len(b) if b else 0.0,
+            "without_sketch": sum(a) / len(a) if a else 0.0,
+            "gain_pp": round(100 * est.value, 2) if est.value is not None else 0.0,
+            "ci95_pp": [round(100 * est.low, 2), round(100 * est.high, 2)],
+            "n": est.n,
+            "ci_method": est.method,
         }
 
-    gain: dict[str, Any] = {"all": diff(with_sketch["all"], without["all"])}
-    for key in ("by_theorem_type", "by_choice_style", "by_month"):
-        shared = sorted(set(with_sketch.get(key, {})) & set(without.get(key, {})))
-        gain[key] = {k: diff(with_sketch[key][k], without[key][k]) for k in shared}
-    return gain
+    return {"all": block(common), "items_compared": len(common),
+            **_breakdowns(items, common, dataset_month, block)}  # fmt: skip

@@ -17,7 +17,10 @@ Every string that may reach the benchmark (a stem, an option) is checked twice:
   math mode or leaves a brace group or environment open).
 
 :func:`check_item` (module ``item``) runs both (concurrently) and merges the
-reports (module ``report``).
+reports (module ``report``); :func:`check_item_async` is the same check for code on
+an event loop (it runs in a worker thread). A report is ``ok`` only when it is both
+``passed`` (no issue) and ``complete`` (every engine checked every segment and string):
+an engine that could not run, a spent time budget or the compile cap leave it incomplete.
 
 Safety
     pdflatex runs with ``-no-shell-escape -halt-on-error -interaction=nonstopmode
@@ -28,11 +31,16 @@ Safety
     format generation (``mktex*``) off, stdin closed. The paper preamble is
     sanitised first (:func:`sanitize_preamble`). Both engines run under a
     timeout; a run that does not finish is killed with its process group and
-    reported as an issue, never waited on.
+    reported as an issue, never waited on. Output is bounded (module ``process``):
+    at most a fixed number of bytes of each engine's output is read (past it the
+    engine is killed and the string charged with an output-limit issue), the TeX log
+    is capped on disk by a file-size limit and only its head is read, and the
+    engines run under CPU-time (and, for pdflatex, address-space) limits.
 
 Availability
     An engine that cannot run is listed in ``LatexReport.skipped`` with the
-    reason; nothing is raised. :func:`available` (module ``engines``) says which
+    reason (the report is then not ``ok``: nothing was checked); nothing is raised.
+    :func:`available` (module ``engines``) says which
     engines can run. ``THEOREMBENCH_LATEX_PATH`` replaces ``PATH`` when looking
     for ``node`` and ``pdflatex`` (and is the ``PATH`` pdflatex runs with);
     ``THEOREMBENCH_KATEX_DIR`` names the KaTeX package (the ``katex`` folder, a
@@ -42,7 +50,7 @@ Availability
 """
 
 from theorembench.latex.check.engines import KATEX_DIR_ENV, KATEX_VERSION, PATH_ENV, available
-from theorembench.latex.check.item import check_item
+from theorembench.latex.check.item import check_item, check_item_async
 from theorembench.latex.check.katex import check_katex
 from theorembench.latex.check.katex_macros import katex_macros_from_preamble
 from theorembench.latex.check.pdflatex import check_pdflatex
@@ -59,6 +67,7 @@ __all__ = [
     "Segment",
     "available",
     "check_item",
+    "check_item_async",
     "check_katex",
     "check_pdflatex",
     "katex_macros_from_preamble",

@@ -8,22 +8,23 @@
 installs it: ``<venv>/node/node_modules/katex``. :data:`KATEX_VERSION` is the version
 setup.sh pins (its ``KATEX_VERSION``); keep the two in step.
 
-:func:`run_process` runs a command in its own process group under a timeout and
-kills the whole group when it does not finish; :func:`tex_env` is the sandboxed
-environment TeX programs run with.
+:func:`~theorembench.latex.check.process.run_process` (re-exported here) runs an
+engine under a timeout, an output cap and resource limits; :func:`tex_env` is the
+sandboxed environment TeX programs run with.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+
+from theorembench.latex.check.process import run_process
 
 __all__ = [
     "KATEX_DIR_ENV",
@@ -137,27 +138,6 @@ def pdflatex_unavailable() -> str | None:
 def available() -> dict[str, str | None]:
     """``{"katex": why not | None, "pdflatex": why not | None}``: None when the engine can run."""
     return {"katex": katex_unavailable(), "pdflatex": pdflatex_unavailable()}
-
-
-def run_process(cmd: list[str], *, input_text: str | None, timeout_s: float, cwd: str | None,
-                env: dict[str, str] | None) -> tuple[int | None, str, str]:  # fmt: skip
-    """Run cmd in its own process group; (returncode or None on timeout, stdout, stderr)."""
-    proc = subprocess.Popen(
-        cmd, stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True, text=True, encoding="utf-8",
-        errors="replace",
-    )  # fmt: skip
-    try:
-        out, err = proc.communicate(input_text, timeout=max(0.1, timeout_s))
-        return proc.returncode, out, err
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            proc.kill()
-        out, err = proc.communicate()
-        return None, out or "", err or ""
-
 
 
 def tex_env(tmp: str, search: str) -> dict[str, str]:

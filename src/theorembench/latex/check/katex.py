@@ -12,11 +12,15 @@ import json
 import shutil
 import tempfile
 
-from theorembench.latex.check.engines import katex_dir, katex_script, katex_unavailable, run_process, search_path
+from theorembench.latex.check.engines import katex_dir, katex_script, katex_unavailable, search_path
+from theorembench.latex.check.process import Limits, run_process
 from theorembench.latex.check.report import LatexIssue, LatexReport, short
 from theorembench.latex.check.segments import Segment, scan_math
 
-__all__ = ["check_katex"]
+__all__ = ["OUTPUT_CAP_BASE", "OUTPUT_CAP_PER_SEGMENT", "check_katex"]
+
+OUTPUT_CAP_BASE = 64 << 10  # bytes of node output read, plus the same per segment ...
+OUTPUT_CAP_PER_SEGMENT = 1 << 10  # ... a result line is at most about 600 bytes
 
 
 def check_katex(strings: dict[str, str], *, macros: dict[str, str] | None = None,
@@ -67,8 +71,12 @@ def _run_katex(jobs: list[tuple[str, Segment, str]], macros: dict[str, str] | No
         "segments": [{"tex": seg.tex, "display": seg.display} for _, seg, _ in jobs],
     })  # fmt: skip
     env = {"PATH": search_path(), "HOME": tempfile.gettempdir(), "NODE_OPTIONS": "", "LANG": "C.UTF-8"}
-    rc, out, err = run_process([node, "--max-old-space-size=1024", str(script)], input_text=payload,
-                               timeout_s=timeout_s, cwd=None, env=env)  # fmt: skip
+    # one result line per segment, its message cut to 500 characters by the script: the cap is never
+    # reached by a working run; node writes no files
+    ran = run_process([node, "--max-old-space-size=1024", str(script)], input_text=payload, timeout_s=timeout_s,
+                      cwd=None, env=env, max_output=OUTPUT_CAP_BASE + OUTPUT_CAP_PER_SEGMENT * len(jobs),
+                      limits=Limits(cpu_s=int(timeout_s) + 5, file_bytes=1 << 20))  # fmt: skip
+    rc, out, err = ran.returncode, ran.out, ran.err
     results: dict[int, dict] = {}
     fatal = None
     for line in out.splitlines():
@@ -87,12 +95,14 @@ def _run_katex(jobs: list[tuple[str, Segment, str]], macros: dict[str, str] | No
         res = results.get(k)
         if res is None:
             missing = len(jobs) - k
-            if rc is None:
+            if ran.stopped == "timeout":
                 message = f"KaTeX did not finish this segment within {timeout_s:g} s"
                 found.append(((order[where], seg.start), LatexIssue(where, short(seg.source(text)), "katex", message)))
                 report.checked["katex"] += 1
                 missing -= 1
                 why = f"timed out after {timeout_s:g} s"
+            elif ran.stopped:
+                why = f"node stopped: {ran.stopped} limit"
             else:
                 why = f"node exited with status {rc}: {short(err, 300) or 'no output'}"
             if missing:

@@ -7,6 +7,7 @@
 //    "segments": [{"tex": "...", "display": true|false}, ...]}
 // stdout: one JSON line per segment, in order, written as soon as it is parsed,
 //   {"i": 0, "ok": true} or {"i": 0, "ok": false, "message": "...", "position": 12}
+//   (a message is cut to 500 characters, so the output stays small whatever the input),
 // then {"done": true, "version": "<katex version>"}.
 // A setup problem (no katex, bad input) is one line {"fatal": "..."} and exit status 2.
 //
@@ -51,7 +52,8 @@ function main(raw) {
       emit({i: i, ok: true});
     } catch (err) {
       const isParse = err instanceof katex.ParseError;
-      const message = isParse && err.rawMessage ? err.rawMessage : String(err && err.message ? err.message : err);
+      let message = isParse && err.rawMessage ? err.rawMessage : String(err && err.message ? err.message : err);
+      if (message.length > 500) message = message.slice(0, 499) + "\u2026"; // bounded output per segment
       const out = {i: i, ok: false, message: isParse ? message : "KaTeX internal error: " + message};
       if (isParse && typeof err.position === "number") out.position = err.position;
       emit(out);

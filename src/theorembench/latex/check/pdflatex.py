@@ -6,10 +6,21 @@ with the minimal environment of :func:`~theorembench.latex.check.engines.tex_env
 stdin closed, under a timeout. The first error of the log (its ``! ...`` line and
 ``l.<n>``) is charged to the string it came from; that string is set aside and the
 others are compiled again.
+
+Bounded output
+    A string can make TeX print without end (``\\loop\\message{..}\\repeat``, tracing)
+    at tens of MB/s. Terminal output is kept (nonstopmode, not batchmode: TeX flushes
+    the terminal at once, so after a kill it still says which string was running)
+    but at most :data:`OUTPUT_CAP` bytes of it are read: past that the run is killed
+    and the running string charged with an output-limit issue. The log is capped on
+    disk by the file-size limit :data:`LOG_LIMIT` (the kernel stops pdflatex past
+    it), and only its first :data:`LOG_HEAD` bytes are read. pdflatex also runs
+    under a CPU-time and an address-space limit (:data:`MEMORY_LIMIT`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import tempfile
@@ -17,12 +28,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from theorembench.latex.check.engines import pdflatex_unavailable, search_path, tex_env
 from theorembench.latex.check.pdflatex_document import build_check_document
-from theorembench.latex.check.engines import pdflatex_unavailable, run_process, search_path, tex_env
 from theorembench.latex.check.preamble import sanitize_preamble
+from theorembench.latex.check.process import Limits, run_process
 from theorembench.latex.check.report import LatexIssue, LatexReport, short
 
-__all__ = ["check_pdflatex"]
+__all__ = ["LOG_HEAD", "LOG_LIMIT", "MEMORY_LIMIT", "OUTPUT_CAP", "check_pdflatex"]
+
+OUTPUT_CAP = 1 << 20  # bytes of terminal output read from one compile (a valid item writes a few KB)
+LOG_HEAD = 256 << 10  # bytes of the log read (the first error is looked for there, then in the terminal output)
+LOG_LIMIT = 16 << 20  # the largest file pdflatex may write (its log): past it the kernel stops it
+MEMORY_LIMIT = 4 << 30  # address space of pdflatex (it uses a few hundred MB at most)
 
 _ENVIRONMENT_ERROR = re.compile(
     r"not loadable: Metric \(TFM\) file|Font .* not found|^I can't find file|"
@@ -39,7 +56,16 @@ class _Outcome:
     finished: set[int]  # strings whose end marker was reached
     failed: int | None  # the string the error is charged to (-1: preamble, -2: the check document itself)
     issue: LatexIssue | None
-    timed_out: bool = False
+    stopped: str | None = None  # why the run was killed: "timeout", "output", "file size", "cpu time"
+
+
+def _read_head(path: Path, limit: int) -> str:
+    """The first limit bytes of a file, decoded; "" when there is no file."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(limit).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
 
 
 def _compile(texts: list[tuple[int, str]], keys: dict[int, str], preamble: str, timeout_s: float) -> _Outcome:
@@ -53,9 +79,11 @@ def _compile(texts: list[tuple[int, str]], keys: dict[int, str], preamble: str, 
         cmd = [pdflatex, "-halt-on-error", "-no-shell-escape", "-interaction=nonstopmode", "-draftmode",
                "-no-file-line-error", f"-output-directory={tmp}",
                "-jobname=check", "check.tex"]  # fmt: skip
-        rc, out, _err = run_process(cmd, input_text=None, timeout_s=timeout_s, cwd=tmp, env=tex_env(tmp, search))
-        logfile = Path(tmp) / "check.log"
-        logtext = logfile.read_text(encoding="utf-8", errors="replace") if logfile.is_file() else ""
+        limits = Limits(cpu_s=math.ceil(timeout_s) + 5, file_bytes=LOG_LIMIT, memory_bytes=MEMORY_LIMIT)
+        ran = run_process(cmd, input_text=None, timeout_s=timeout_s, cwd=tmp, env=tex_env(tmp, search),
+                          max_output=OUTPUT_CAP, limits=limits)  # fmt: skip
+        rc, out = ran.returncode, ran.out
+        logtext = _read_head(Path(tmp) / "check.log", LOG_HEAD)
     # \message flushes the terminal at once; the log may lag behind when the run was killed
     text = logtext if len(logtext) >= len(out) else out
     both = logtext + "\n" + out
@@ -98,11 +126,15 @@ def _compile(texts: list[tuple[int, str]], keys: dict[int, str], preamble: str, 
             seg = src_lines[line_no - 1]
         return LatexIssue(where, short(seg), "pdflatex", message)
 
-    if rc is None:
+    if ran.stopped is not None:
         idx = charge(None, None)
-        return _Outcome(finished, idx, issue_for(idx, f"pdflatex did not finish within {timeout_s:.1f} s "
-                                                      "(an endless loop?)", None), timed_out=True)  # fmt: skip
-    err = _first_error(text)
+        if ran.stopped in ("timeout", "cpu time"):
+            why = f"pdflatex did not finish within {timeout_s:.1f} s (an endless loop?)"
+        else:
+            limit = f"{OUTPUT_CAP >> 10} KB of output" if ran.stopped == "output" else f"a {LOG_LIMIT >> 10} KB log"
+            why = f"output limit: pdflatex was stopped past {limit} (an endless \\message or tracing loop?)"
+        return _Outcome(finished, idx, issue_for(idx, why, None), stopped=ran.stopped)
+    err = _first_error(text) or (_first_error(out) if text is not out else None)
     if err is not None:
         message, line_no, context = err
         tagged = None
@@ -216,7 +248,7 @@ def check_pdflatex(strings: dict[str, str], *, preamble: str = "", timeout_s: fl
         if outcome.failed is None or outcome.failed < 0:
             rest = [idx for idx, _ in pending if idx not in known]
             if rest:
-                why = "timed out" if outcome.timed_out else f"the {outcome.issue.where} failed"
+                why = f"stopped: {outcome.stopped}" if outcome.stopped else f"the {outcome.issue.where} failed"
                 report.skipped.append(f"pdflatex: {len(rest)} string(s) not checked ({why})")
             break
         pending = [(idx, t) for idx, t in pending if idx != outcome.failed]

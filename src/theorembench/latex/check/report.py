@@ -23,21 +23,37 @@ class LatexIssue:
 
 @dataclass
 class LatexReport:
-    ok: bool = True
+    """Issues found, and how much was checked: passing is not the same as having been checked.
+
+    ``passed``: no issue in what was checked. ``complete``: nothing was left unchecked
+    (every engine ran on every segment or string; ``skipped`` says what was not and why).
+    ``ok`` is both: only a complete, clean check is a pass.
+    """
+
     issues: list[LatexIssue] = field(default_factory=list)
     checked: dict[str, int] = field(default_factory=dict)  # segments (KaTeX) / strings (pdflatex) checked
     skipped: list[str] = field(default_factory=list)  # "engine: why it did not run (fully)"
 
+    @property
+    def passed(self) -> bool:
+        return not self.issues
+
+    @property
+    def complete(self) -> bool:
+        return not self.skipped
+
+    @property
+    def ok(self) -> bool:
+        return self.passed and self.complete
+
     def add(self, issue: LatexIssue) -> None:
         self.issues.append(issue)
-        self.ok = False
 
     def merge(self, other: LatexReport) -> LatexReport:
         self.issues.extend(other.issues)
         for engine, n in other.checked.items():
             self.checked[engine] = self.checked.get(engine, 0) + n
         self.skipped.extend(other.skipped)
-        self.ok = not self.issues
         return self
 
     def wheres(self, engine: str | None = None) -> set[str]:
@@ -47,6 +63,8 @@ class LatexReport:
     def to_dict(self) -> dict:
         return {
             "ok": self.ok,
+            "passed": self.passed,
+            "complete": self.complete,
             "issues": [vars(i).copy() for i in self.issues],
             "checked": dict(self.checked),
             "skipped": list(self.skipped),

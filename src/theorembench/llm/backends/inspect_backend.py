@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from theorembench.llm.structured import llama_cpp_schema
 from theorembench.llm.backends import RawOutput
+from theorembench.llm.structured import llama_cpp_schema
 
 # providers whose SDK client accepts max_retries: retries are ours (bounded, recorded)
 _SDK_RETRY_ARG = {"openai", "anthropic", "openai-api", "vllm", "sglang", "ollama", "together",

@@ -9,8 +9,8 @@ from typing import Any
 import aiohttp
 
 from theorembench.common.retry import retry_after_seconds
-from theorembench.llm.structured import llama_cpp_schema
 from theorembench.llm.backends import HTTPStatusError, MalformedResponseError, RawOutput
+from theorembench.llm.structured import llama_cpp_schema
 
 
 class OpenAICompatBackend:

@@ -4,6 +4,11 @@ Generation-based: the model sees all n items, knows that exactly m are correct a
 names them. Loose metric: the share of its m picks that are correct (1 / 0.5 / 0 for
 m = 2); tight metric: 1 only when the picks are exactly the correct items. A reply
 naming a different number of items scores 0 on both and is recorded as such.
+
+Both scores are quoted with n and a 95% interval: a bootstrap over questions for the
+loose score (a mean of 0 / 0.5 / 1 values), the Wilson interval for the tight score (a
+proportion). A question whose call failed after its retries has no answer: it is counted
+under ``errors``, left out of the scores and of n, and asked again by the next run.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from theorembench.common.stats import bootstrap_mean, proportion
 from theorembench.evaluate.inspect_log import LogSample, write_inspect_log
 from theorembench.llm import LLM, GenerateSettings, LLMError
 from theorembench.methods.hybrid.prompts import evaluation_messages
@@ -52,6 +58,21 @@ def score(selection: list[int] | None, answer: list[int]) -> tuple[float, float]
 def random_baselines(m: int, n: int) -> dict[str, float]:
     """Expected scores of picking m of n items uniformly at random."""
     return {"loose": m / n, "tight": 1 / math.comb(n, m)}
+
+
+def _percent(value: float | None) -> float | None:
+    return None if value is None else 100 * value
+
+
+def generation_scores(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Loose and tight scores in percent over the answered questions, with n, 95% intervals and their methods."""
+    answered = [r for r in records if r["status"] != "error"]
+    loose = bootstrap_mean([r["loose"] for r in answered])
+    tight = proportion(sum(r["tight"] == 1.0 for r in answered), len(answered))
+    return {"n": len(answered), "loose": _percent(loose.value), "tight": _percent(tight.value),
+            "ci95": {"loose": [round(100 * x, 2) for x in (loose.low, loose.high)],
+                     "tight": [round(100 * x, 2) for x in (tight.low, tight.high)]},
+            "ci_method": {"loose": loose.method, "tight": tight.method}}  # fmt: skip
 
 
 async def evaluate_generation(
@@ -101,8 +122,7 @@ async def evaluate_generation(
     n = questions[0]["n"] if questions else 6
     summary = {
         "questions": len(questions),
-        "loose": 100 * sum(r["loose"] for r in records) / nq,
-        "tight": 100 * sum(r["tight"] for r in records) / nq,
+        **generation_scores(records),
         "unparsed": sum(r["status"] == "unparsed" for r in records),
         "errors": sum(r["status"] == "error" for r in records),
         "random_baseline": {k: 100 * v for k, v in random_baselines(m, n).items()},
@@ -116,10 +136,9 @@ async def evaluate_generation(
                              score_value="C" if r["tight"] else "I", answer=",".join(map(str, r["selection"] or [])),
                              explanation=f"loose {r['loose']}, tight {r['tight']}", metadata={"status": r["status"]},
                              prompt_tokens=r["prompt_tokens"], completion_tokens=r["completion_tokens"],
-                             reasoning_tokens=r["reasoning_tokens"]) for r in records]  # fmt: skip
+                             reasoning_tokens=r["reasoning_tokens"], error=r["error"]) for r in records]  # fmt: skip
         log_path = write_inspect_log(task="theorembench/hybrid", model=model_name, dataset_name=name, dataset_path=name,
-                                     samples=samples, metrics={"loose": summary["loose"] / 100,
-                                                               "tight": summary["tight"] / 100},
+                                     samples=samples, metrics={k: (summary[k] or 0.0) / 100 for k in ("loose", "tight")},
                                      config={"run_id": run_id}, started_at=started, log_dir=log_dir, run_id=run_id)  # fmt: skip
     store.set_run_status(run_id, "finished", summary)
     for r in records:

@@ -11,14 +11,31 @@ over the n tokens of the option only (the prefix tokens are context, not scored)
 This module scores options and questions and weighs the result; the parts it is
 built from live beside it and are re-exported here:
 
-* :mod:`.perplexity_client`: where the log-probabilities come from (the
-  OpenAI-compatible legacy ``POST {base_url}/completions`` with ``echo: true``
-  and ``logprobs``, as vLLM and llama-cpp-python's server answer it) and the
-  errors :class:`PerplexityError` / :class:`PerplexityUnsupported`.
+* :mod:`.perplexity_client`: where the log-probabilities come from: the LLM layer
+  (:mod:`theorembench.llm.logprobs`: the OpenAI-compatible legacy
+  ``POST {base_url}/completions`` with ``echo: true`` and ``logprobs``, as vLLM and
+  llama-cpp-python's server answer it, with the response cache, usage ledger, cost and
+  retries of every model call) and the errors :class:`PerplexityError` /
+  :class:`PerplexityUnsupported`.
 * :mod:`.perplexity_alignment`: finding the option's tokens from
   ``text_offset``, and ``bos_text="auto"``: the probe (:func:`check_alignment`)
   that detects llama-cpp-python's one-token shift for models that add no BOS,
   and the BOS spelling that fixes it (:func:`resolve_bos_text`).
+
+Ties
+----
+The answer is the option with the lowest perplexity. When several options share it
+(equal mean log-probabilities, to a relative 1e-12), no option is favoured, the correct
+one (often listed first) included: the question earns 1/t of its points when the correct
+option is among the t tied ones, and 0 otherwise. That is the expected score of breaking
+the tie uniformly at random, without the randomness. Tied questions are counted in the
+summary (``n_ties``) and each one lists its ``tied`` options.
+
+Failures
+--------
+A question whose requests failed (after their retries) has no answer: it is counted under
+``n_errors`` and left out of the score, of its weights and of ``n``; failed requests are
+never served from the cache, so the next run asks again.
 
 Scoring
 -------
@@ -29,6 +46,9 @@ w_q / k_q; equal across questions means w_q = c * k_q, and sum_q w_q = 100
 gives c = 100 / sum_q k_q:
 
     w_q = 100 * k_q / sum_j k_j,    random baseline = sum_q w_q / k_q = 100 * Q / sum_j k_j.
+
+The score carries a 95% interval: a seeded bootstrap over questions of the weighted
+score (:func:`theorembench.common.stats.weighted_bootstrap`), in points, with its n.
 """
 
 from __future__ import annotations
@@ -39,8 +59,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import aiohttp
-
+from theorembench.common.stats import weighted_bootstrap
+from theorembench.llm import LLM, ModelSpec
 from theorembench.methods.hybrid.perplexity_alignment import (
     BOS_CANDIDATES,
     PROBE_TEXT,
@@ -69,6 +89,7 @@ __all__ = [
     "PerplexityUnsupported",
     "check_alignment",
     "choose",
+    "credit",
     "option_perplexities",
     "perplexity_score",
     "question_weights",
@@ -127,33 +148,46 @@ def _check_options(options: Sequence[str]) -> None:
 
 
 async def option_perplexities(
-    base_url: str,
-    model: str,
+    llm: LLM,
+    model: ModelSpec | str,
     prefix: str,
     options: list[str],
     *,
-    api_key: str | None = None,
     timeout: float = 120,
     bos_text: str | None = "auto",
     retries: int = 3,
-    session: aiohttp.ClientSession | None = None,
 ) -> list[OptionScore]:
     """Perplexity of each option given ``prefix`` (one request per option; answers in option order).
 
     ``prefix + option`` is scored exactly as given (put any separator in the
-    prefix). ``bos_text``: ``"auto"`` (probe once per server and model, see
+    prefix). ``bos_text``: ``"auto"`` (probe once per model and endpoint, see
     :mod:`.perplexity_alignment`), ``None`` (send nothing in front) or a literal string.
     """
     _check_options(options)
-    async with CompletionsClient(base_url, model, api_key, timeout, retries, session=session) as client:
+    async with CompletionsClient(llm, model, timeout=timeout, retries=retries) as client:
         return await _score_options(client, prefix, options, bos_text)
 
 
-def choose(scores: Sequence[OptionScore]) -> int:
-    """The answer: the index of the lowest perplexity (first one on a tie)."""
+def _least_perplexing(score: OptionScore) -> float:
+    return -math.inf if math.isnan(score.mean_logprob) else score.mean_logprob
+
+
+def choose(scores: Sequence[OptionScore]) -> list[int]:
+    """The answer: the indices of the lowest perplexity, in order (more than one on a tie; see the module notes)."""
     if not scores:
         raise ValueError("no option scores")
-    return min(scores, key=lambda s: (s.perplexity if not math.isnan(s.perplexity) else math.inf, s.index)).index
+    best = max(_least_perplexing(s) for s in scores)
+    return sorted(s.index for s in scores if math.isclose(_least_perplexing(s), best, rel_tol=1e-12))
+
+
+def credit(chosen: int | Sequence[int] | None, correct: int) -> float:
+    """A question's share of its points: 1 for the correct answer alone, 1/t when it is among t tied ones, else 0."""
+    if chosen is None:
+        return 0.0
+    tied = [chosen] if isinstance(chosen, int) else list(chosen)
+    if not tied or correct not in tied or any(i < 0 for i in tied):
+        return 0.0
+    return 1.0 / len(tied)
 
 
 def question_weights(option_counts: list[int], total: float = 100.0) -> list[float]:
@@ -170,36 +204,42 @@ def question_weights(option_counts: list[int], total: float = 100.0) -> list[flo
     return [total * k / s for k in counts]
 
 
-def perplexity_score(results: list[tuple[int, int, int]], total: float = 100.0) -> dict[str, Any]:
-    """Weighted score of (chosen index, correct index, number of options) triples.
+def perplexity_score(results: Sequence[tuple[int | Sequence[int] | None, int, int]],
+                     total: float = 100.0) -> dict[str, Any]:  # fmt: skip
+    """Weighted score of (chosen, correct index, number of options) triples, with its 95% interval.
 
-    A chosen index of ``None`` or below 0 (a question that could not be scored)
-    counts as wrong. ``random_baseline`` is the expected score of guessing
-    uniformly: sum_q w_q / k_q = total * Q / sum_q k_q.
+    ``chosen`` is an index, the list of tied indices (see :func:`credit`), or ``None`` / a
+    negative index (counts as wrong). ``random_baseline`` is the expected score of guessing
+    uniformly: sum_q w_q / k_q = total * Q / sum_q k_q. ``ci95`` is a bootstrap over
+    questions of the weighted score, in points.
     """
     weights = question_weights([k for _, _, k in results], total) if results else []
-    right = [chosen is not None and chosen >= 0 and chosen == correct for chosen, correct, _ in results]
+    credits = [credit(chosen, correct) for chosen, correct, _ in results]
     n = len(results)
     k_sum = sum(k for _, _, k in results)
+    estimate = weighted_bootstrap(credits, weights, scale=total)
     return {
-        "score": math.fsum(w for w, ok in zip(weights, right) if ok),
+        "score": math.fsum(w * c for w, c in zip(weights, credits)),
         "max_score": total if n else 0.0,
-        "accuracy": sum(right) / n if n else 0.0,
+        "n": n,
+        "ci95": [round(estimate.low, 2), round(estimate.high, 2)],
+        "ci_method": estimate.method,
+        "accuracy": math.fsum(credits) / n if n else 0.0,
         "random_baseline": total * n / k_sum if n else 0.0,
         "n_questions": n,
-        "n_correct": sum(right),
+        "n_correct": sum(c == 1.0 for c in credits),
+        "n_ties": sum(not isinstance(ch, int) and ch is not None and len(ch) > 1 for ch, _, _ in results),
         "weights": weights,
     }
 
 
 async def score_questions(
-    base_url: str,
-    model: str,
+    llm: LLM,
+    model: ModelSpec | str,
     questions: Sequence[Mapping[str, Any]],
     *,
     prefix: str = DEFAULT_PREFIX,
     concurrency: int = 4,
-    api_key: str | None = None,
     timeout: float = 120,
     bos_text: str | None = "auto",
     retries: int = 3,
@@ -207,37 +247,39 @@ async def score_questions(
 ) -> dict[str, Any]:
     """Score many questions (``{"id", "options", "correct"}``, optional ``"prefix"``).
 
-    At most ``concurrency`` completion requests are in flight. Returns
-    ``{"summary": perplexity_score(...) + n_errors, "details": [...]}`` where each
-    detail records the per-option perplexities, mean log-probs and token counts,
-    the chosen and correct index, the question's weight, and an ``error`` (a
-    question that fails scores 0). :class:`PerplexityUnsupported` aborts the run.
-    ``on_result`` is called with each detail as it completes.
+    At most ``concurrency`` requests are in flight (answers from the cache do not wait).
+    Returns ``{"summary": perplexity_score(...) + n_errors, "details": [...]}`` where each
+    detail records the per-option perplexities, mean log-probs and token counts, the
+    chosen (None on a tie), ``tied`` and correct index, its ``credit``, the question's
+    weight, and an ``error``: a question that fails is left out of the score (see the
+    module notes). :class:`PerplexityUnsupported` aborts the run. ``on_result`` is called
+    with each detail as it completes.
     """
     items = list(questions)
     for q in items:
         _check_options(q["options"])
         if not 0 <= int(q["correct"]) < len(q["options"]):
             raise ValueError(f"question {q.get('id')!r}: correct index {q['correct']!r} out of range")
-    weights = question_weights([len(q["options"]) for q in items]) if items else []
-    async with CompletionsClient(base_url, model, api_key, timeout, retries,
-                                 semaphore=asyncio.Semaphore(max(1, concurrency))) as client:  # fmt: skip
+    async with CompletionsClient(llm, model, concurrency=max(1, concurrency), timeout=timeout,
+                                 retries=retries) as client:  # fmt: skip
         if bos_text == "auto" and items:
             bos_text = await resolve_bos(client)
 
         async def one(i: int, q: Mapping[str, Any]) -> dict[str, Any]:
             detail: dict[str, Any] = {"id": q.get("id", i), "correct": int(q["correct"]),
-                                      "n_options": len(q["options"]), "weight": weights[i]}  # fmt: skip
+                                      "n_options": len(q["options"])}  # fmt: skip
             try:
                 scores = await _score_options(client, q.get("prefix", prefix), q["options"], bos_text)
             except PerplexityUnsupported:
                 raise
             except PerplexityError as exc:
-                detail.update(chosen=None, is_correct=False, error=str(exc), perplexities=None,
-                              mean_logprobs=None, n_tokens=None)  # fmt: skip
+                detail.update(chosen=None, tied=None, credit=None, is_correct=None, error=str(exc),
+                              perplexities=None, mean_logprobs=None, n_tokens=None)  # fmt: skip
             else:
-                chosen = choose(scores)
-                detail.update(chosen=chosen, is_correct=chosen == detail["correct"], error=None,
+                tied = choose(scores)
+                share = credit(tied, detail["correct"])
+                detail.update(chosen=tied[0] if len(tied) == 1 else None, tied=tied if len(tied) > 1 else None,
+                              credit=share, is_correct=share == 1.0, error=None,
                               perplexities=[s.perplexity for s in scores],
                               mean_logprobs=[s.mean_logprob for s in scores],
                               n_tokens=[s.n_tokens for s in scores])  # fmt: skip
@@ -255,6 +297,11 @@ async def score_questions(
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
-    summary = perplexity_score([(d["chosen"], d["correct"], d["n_options"]) for d in details])
-    summary["n_errors"] = sum(d["error"] is not None for d in details)
+    scored = [d for d in details if d["error"] is None]
+    summary = perplexity_score([(d["tied"] or d["chosen"], d["correct"], d["n_options"]) for d in scored])
+    for d, w in zip(scored, summary["weights"]):
+        d["weight"] = w
+    for d in details:
+        d.setdefault("weight", None)
+    summary["n_errors"] = len(details) - len(scored)
     return {"summary": summary, "details": details}

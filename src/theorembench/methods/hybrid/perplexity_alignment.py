@@ -17,7 +17,8 @@
   a cheap probe (:func:`check_alignment`: on a counting sequence the top-1
   prediction must be the token itself, not its successor) and, when the
   log-probs are shifted, tries the usual BOS spellings (:data:`BOS_CANDIDATES`);
-  :func:`resolve_bos` caches the answer per (base_url, model).
+  :func:`resolve_bos` caches the answer per model and endpoint (its probe requests
+  are also answered from the LLM layer's response cache on a rerun).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from theorembench.llm import LLM, ModelSpec
 from theorembench.methods.hybrid.perplexity_client import (
     NEED_SERVER,
     CompletionsClient,
@@ -139,7 +141,7 @@ def option_logprobs(toks: list[PromptToken], prefix_len: int) -> list[float | No
 
 # ------------------------------------------------------------------------ alignment / BOS
 
-_bos_cache: dict[tuple[str, str], str | None] = {}
+_bos_cache: dict[tuple[str, str], str | None] = {}  # (model name, endpoint) -> BOS text
 
 
 async def probe_alignment(client: CompletionsClient, bos_text: str | None) -> AlignmentCheck:
@@ -160,7 +162,7 @@ async def probe_alignment(client: CompletionsClient, bos_text: str | None) -> Al
     return AlignmentCheck(aligned, shifted, counted, bos_text)
 
 
-async def check_alignment(base_url: str, model: str, *, bos_text: str | None = None, api_key: str | None = None,
+async def check_alignment(llm: LLM, model: ModelSpec | str, *, bos_text: str | None = None,
                           timeout: float = 120) -> AlignmentCheck:  # fmt: skip
     """Probe whether the server's prompt log-probs belong to their own tokens.
 
@@ -169,13 +171,13 @@ async def check_alignment(base_url: str, model: str, *, bos_text: str | None = N
     model that adds no BOS) it is the next token. Raises
     :class:`PerplexityUnsupported` when no prompt log-probs come back at all.
     """
-    async with CompletionsClient(base_url, model, api_key, timeout) as client:
+    async with CompletionsClient(llm, model, timeout=timeout) as client:
         return await probe_alignment(client, bos_text)
 
 
 async def resolve_bos(client: CompletionsClient) -> str | None:
     """What ``bos_text="auto"`` means for the client's server and model (probed once, then cached)."""
-    key = (client.base_url.rstrip("/"), client.model)
+    key = client.key
     if key in _bos_cache:
         return _bos_cache[key]
     first = await probe_alignment(client, None)
@@ -199,10 +201,13 @@ async def resolve_bos(client: CompletionsClient) -> str | None:
     return found
 
 
-async def resolve_bos_text(base_url: str, model: str, *, api_key: str | None = None,
-                           timeout: float = 120) -> str | None:  # fmt: skip
-    """What ``bos_text="auto"`` sends in front of every prompt for this server and model (cached)."""
-    async with CompletionsClient(base_url, model, api_key, timeout) as client:
+async def resolve_bos_text(llm: LLM, model: ModelSpec | str, *, timeout: float = 120) -> str | None:
+    """What ``bos_text="auto"`` sends in front of every prompt for this model and endpoint (cached).
+
+    It is also the check that the model's server gives prompt log-probabilities at all: it
+    raises :class:`PerplexityUnsupported` (at once, for a model with no server address) when not.
+    """
+    async with CompletionsClient(llm, model, timeout=timeout) as client:
         return await resolve_bos(client)
 
 

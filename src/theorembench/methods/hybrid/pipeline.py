@@ -1,7 +1,13 @@
 """Proof2Hybrid: seed filtration, distractor generation and filtration, m-out-of-n aggregation.
 
 Every judgement and every generation is a stored step (resumable, each with the ids
-of its model calls), so an interrupted build resumes without paying twice.
+of its model calls), so an interrupted build resumes without paying twice. A step one of
+whose model calls failed for good (after its retries) is stored ``failed``, never as a
+verdict: it runs again on the next build, where the calls that had succeeded are
+answered from the response cache.
+
+Model calls are seeded with ``generation.sampling_seed``; ``questions.seed`` only draws
+the seeds used and assembles the questions, so changing it reuses every call.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from theorembench.common.outputs import write_json, write_jsonl
-from theorembench.llm import LLM, GenerateSettings, LLMError, StructuredOutputError, call_ids_of
+from theorembench.llm import LLM, GenerateSettings, LLMError, StructuredOutputError
 from theorembench.methods.hybrid import prompts as P
 from theorembench.methods.hybrid.config import HybridConfig
 from theorembench.pipeline.steps import StepFailed, StepResult, StepRunner
@@ -63,12 +69,16 @@ class HybridBuilder:
         self.runner = StepRunner(store, pipeline, on_step=on_step)
         g = cfg.generation
         # verdicts are samples (temperature > 0); a seed makes each of them reproducible on local models
-        seed = cfg.questions.seed
+        seed = g.sampling_seed
         self.judge_settings = GenerateSettings(temperature=max(g.temperature, 0.3), max_tokens=g.max_tokens, seed=seed)
         self.gen_settings = GenerateSettings(temperature=g.temperature, max_tokens=g.max_tokens, seed=seed)
 
     async def _verdicts(self, text: str, n: int, purpose: str) -> list[dict[str, Any]]:
-        """n verdicts from every judge (sample index = verdict number, so each is its own call)."""
+        """n verdicts from every judge (sample index = verdict number, so each is its own call).
+
+        A verdict that cannot be had (the call failed after its retries, or its reply never
+        validated) fails the whole step: a missing verdict is not a verdict of "incorrect".
+        """
         out = []
         for judge in self.cfg.models.judges:
             for sample in range(n):
@@ -77,12 +87,10 @@ class HybridBuilder:
                         judge, P.judge_messages(text), P.VERDICT_SCHEMA, self.judge_settings,
                         purpose=purpose, sample=sample,
                     )  # fmt: skip
-                    out.append({"judge": judge, "sample": sample, "verdict": obj["verdict"], "reason": obj["reason"],
-                                "call_id": completions[-1].call_id})  # fmt: skip
                 except (LLMError, StructuredOutputError) as exc:
-                    ids = call_ids_of(exc)
-                    out.append({"judge": judge, "sample": sample, "verdict": None, "reason": f"no verdict: {exc}",
-                                "call_id": ids[-1] if ids else None})  # fmt: skip
+                    raise StepFailed(f"no verdict from {judge} (sample {sample}): {exc}") from exc
+                out.append({"judge": judge, "sample": sample, "verdict": obj["verdict"], "reason": obj["reason"],
+                            "call_id": completions[-1].call_id})  # fmt: skip
         return out
 
     async def filter_seed(self, seed: Any) -> StepResult:
@@ -110,12 +118,12 @@ class HybridBuilder:
                 except (LLMError, StructuredOutputError) as exc:
                     failures.append(f"{generator}: {exc}")
                     continue
-                candidates = [c for c in obj["distractors"] if c.get("text", "").strip()]
-                rng = random.Random(f"{self.cfg.questions.seed}:{seed.id}:{gi}")
+                candidates = [c for c in obj["distractors"] if strip_proof_label(c.get("text", ""))]
+                rng = random.Random(f"{self.cfg.generation.sampling_seed}:{seed.id}:{gi}")
                 chosen = rng.sample(range(len(candidates)), min(d.k2, len(candidates)))
                 for k in sorted(chosen):
                     c = candidates[k]
-                    body = c["text"].strip()
+                    body = strip_proof_label(c["text"]) if seed.kind == "statement_proof" else c["text"].strip()
                     text = (f"{seed.statement}\n\nProof. {body}" if seed.kind == "statement_proof" else body)
                     produced.append({"id": f"{seed.id}#{gi}.{k}", "seed_id": seed.id, "generator": generator,
                                      "text": text, "change": c.get("change", "")})  # fmt: skip
@@ -128,9 +136,9 @@ class HybridBuilder:
                     continue
                 seen.add(key)
                 unique.append(item)
-            if not produced and failures:
+            if failures:  # every generator's share is needed; the ones that answered are cached for the rerun
                 raise StepFailed("; ".join(failures))
-            return {"distractors": unique, "duplicates_removed": len(produced) - len(unique), "failures": failures}
+            return {"distractors": unique, "duplicates_removed": len(produced) - len(unique)}
 
         return await self.runner.run(seed.id, "distractors", run)
 
@@ -143,6 +151,42 @@ class HybridBuilder:
             return {"verdicts": verdicts, "incorrect": incorrect, "kept": df.k3 <= incorrect <= df.k4}
 
         return await self.runner.run(dis.id, "distractor_filter", run)
+
+
+# A proof label a generator may put in front of the proof body; the question adds its own "Proof. ".
+_PROOF_LABEL = re.compile(
+    r"""^\s*(?:\\noindent\s*)?(?:
+        \\begin\{proof\}(?:\[[^\]]*\])?              # \begin{proof} or \begin{proof}[Proof of ...]
+      | \\(?:textit|emph|textbf|textsc|it|bf|em)\s*\{\s*proof\s*[.:]?\s*\}\s*[.:]?   # \textit{Proof.}
+      | \{\s*\\(?:it|bf|em)\s+proof\s*[.:]?\s*\}\s*[.:]?   # {\it Proof.}
+      | (?:\*\*|\*|_)proof\s*[.:]?(?:\*\*|\*|_)\s*[.:]?   # **Proof.** (Markdown)
+      | proof\s*[.:]                                   # Proof. / Proof:
+    )\s*""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def strip_proof_label(body: str) -> str:
+    """A proof body without a leading "Proof." label (in any of its usual spellings), stripped.
+
+    A body wrapped in a proof environment loses both ends of it.
+    """
+    text = body.strip()
+    label = _PROOF_LABEL.match(text)
+    if label is None:
+        return text
+    rest = text[label.end():].strip()
+    if label[0].lstrip().startswith("\\begin"):
+        rest = re.sub(r"\\end\{proof\}\s*$", "", rest).rstrip()
+    return rest
+
+
+def draw_seeds(seeds: list[Any], n: int, *, seed: int) -> list[Any]:
+    """``n`` of the seeds drawn at random (reproducible for a given ``seed``), in id order; all when ``n`` is 0."""
+    pool = sorted(seeds, key=lambda s: s.id)
+    if not n or n >= len(pool):
+        return pool
+    return sorted(random.Random(seed).sample(pool, n), key=lambda s: s.id)
 
 
 def aggregate(seeds: list[Any], distractors: list[Distractor], *, m: int, n: int, seed: int) -> list[dict[str, Any]]:
@@ -253,8 +297,12 @@ def write_outputs(store: Store, outcome: HybridOutcome, out_dir: Path, cfg: Hybr
     funnel = {"seeds": len(outcome.seeds), "kept_seeds": len(outcome.kept_seeds),
               "distractors": len(outcome.distractors), "kept_distractors": len(outcome.kept_distractors),
               "questions": nq}  # fmt: skip
+    # steps whose model calls failed: not outcomes, they run again on the next build
+    failed = {stage: sorted(key for key, r in group.items() if r.status == "failed")
+              for stage, group in (("seed_filter", outcome.seed_verdicts), ("distractors", outcome.generation_steps),
+                                   ("distractor_filter", outcome.distractor_verdicts))}  # fmt: skip
     per_question = {k: (v / nq if nq and v is not None else None) for k, v in usage.items()}
-    summary = {"funnel": funnel, "usage": usage, "per_question": per_question, "config": cfg.model_dump(),
+    summary = {"funnel": funnel, "failed_steps": {k: v for k, v in failed.items() if v}, "usage": usage, "per_question": per_question, "config": cfg.model_dump(),
                "duplicates_removed": sum((r.output or {}).get("duplicates_removed", 0)
                                          for r in outcome.generation_steps.values())}  # fmt: skip
     write_json(out_dir / "summary.json", summary)

@@ -18,11 +18,11 @@ from theorembench.common.outputs import write_json
 from theorembench.evaluate.inspect_log import default_log_dir
 from theorembench.latex.extract import ExtractionError, load_paper
 from theorembench.llm import LLM, GenerateSettings, ModelSpec
-from theorembench.llm.local import ensure_local, stop_private_servers
+from theorembench.llm.local import stop_private_servers
 from theorembench.methods.hybrid.config import load_config
 from theorembench.methods.hybrid.evaluate import evaluate_generation
-from theorembench.methods.hybrid.perplexity import score_questions
-from theorembench.methods.hybrid.pipeline import HybridBuilder, build, write_outputs
+from theorembench.methods.hybrid.perplexity import PerplexityError, resolve_bos_text, score_questions
+from theorembench.methods.hybrid.pipeline import HybridBuilder, build, draw_seeds, write_outputs
 from theorembench.methods.hybrid.prompts import PERPLEXITY_PREFIX
 from theorembench.methods.hybrid.seeds import paper_seeds, stacks_seeds
 from theorembench.store import Store
@@ -70,18 +70,22 @@ def build_hybrid(store: Store, *, stacks: Path | None = None, chapters: list[str
                  concurrency: int = 4, overrides: dict[str, Any] | None = None,
                  on_seeds: Callable[[int], None] | None = None,
                  on_step: Callable[[str, str, str], None] | None = None) -> dict[str, Any]:  # fmt: skip
-    """Filter seeds, write and filter distractors, aggregate questions; writes ``out_dir``, returns the summary."""
+    """Filter seeds, write and filter distractors, aggregate questions; writes ``out_dir``, returns the summary.
+
+    With ``max_seeds``, that many seeds are drawn at random with ``questions.seed`` (as the
+    paper draws its seeds), reproducibly. Stored steps are keyed by the settings that shape
+    them, which leave out how seeds and questions are drawn: a new draw reuses every step.
+    """
     cfg = load_config(config, **{"models.generators": generators or None, "models.judges": judges or None,
                                  "generation.max_seeds": max_seeds, **(overrides or {})})  # fmt: skip
     cfg.check()
     seeds, problems = collect_seeds(store, stacks=stacks, chapters=chapters, papers=papers)
-    seeds.sort(key=lambda s: s.id)
-    if cfg.generation.max_seeds:
-        seeds = seeds[: cfg.generation.max_seeds]
+    seeds = draw_seeds(seeds, cfg.generation.max_seeds, seed=cfg.questions.seed)
     llm = LLM(store)
     for name in {*cfg.models.generators, *cfg.models.judges}:
         llm.resolve(name)
-    key = hashlib.sha256(json.dumps(cfg.model_dump(), sort_keys=True).encode()).hexdigest()[:12]
+    shaping = cfg.model_dump(exclude={"questions": True, "generation": {"max_seeds"}})
+    key = hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:12]
     if on_seeds is not None:
         on_seeds(len(seeds))
     builder = HybridBuilder(store, llm, cfg, pipeline=f"hybrid/{key}", on_step=on_step)
@@ -101,10 +105,19 @@ def build_hybrid(store: Store, *, stacks: Path | None = None, chapters: list[str
     return summary
 
 
-def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both", max_tokens: int = 4096,
+def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both", max_tokens: int | None = None,
                     limit: int | None = None, max_connections: int | None = None, out_path: Path | None = None,
-                    log_dir: Path | None = None) -> tuple[dict[str, Any], Path]:  # fmt: skip
-    """Score a model on a ``hybrid build`` folder; returns the results and the JSON file they were written to."""
+                    log_dir: Path | None = None,
+                    on_note: Callable[[str], None] | None = None) -> tuple[dict[str, Any], Path]:  # fmt: skip
+    """Score a model on a ``hybrid build`` folder; returns the results and the JSON file they were written to.
+
+    ``max_tokens`` caps each evaluation reply (None: the provider's default, as the paper
+    does). Before any work, a mode that includes perplexity checks that the model's server
+    gives prompt log-probabilities (no server address: no; otherwise one probe request,
+    cached): ``--mode perplexity`` stops with a UserError, ``--mode both`` skips perplexity
+    with a note (passed to ``on_note`` and kept under ``notes`` and ``perplexity_skipped``
+    in the results). Whatever was computed is written, also when a later part fails.
+    """
     if mode not in MODES:
         raise UserError("--mode must be generation, perplexity or both")
     try:
@@ -116,38 +129,63 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
         questions, ppl_questions = questions[:limit], ppl_questions[:limit]
     llm = LLM(store)
     spec = llm.resolve(model)
-    results: dict[str, Any] = {"model": model, "folder": str(folder)}
+    results: dict[str, Any] = {"model": model, "folder": str(folder), "notes": []}
+
+    def note(text: str) -> None:
+        results["notes"].append(text)
+        if on_note is not None:
+            on_note(text)
 
     async def go() -> None:
         try:
+            bos_text: str | None = None
+            want_ppl = mode in ("perplexity", "both") and bool(ppl_questions)
+            if want_ppl:
+                try:
+                    bos_text = await resolve_bos_text(llm, spec)  # the support check: one probe, or none
+                except PerplexityError as exc:
+                    if mode == "perplexity":
+                        raise UserError(f"perplexity-based evaluation of {model} is not possible: {exc}") from None
+                    results["perplexity_skipped"] = str(exc)
+                    note(f"perplexity-based evaluation skipped: {exc}")
+                    want_ppl = False
             if mode in ("generation", "both") and questions:
                 conns = max_connections or (1 if spec.is_local else 4)
+                settings = GenerateSettings(max_tokens=max_tokens, max_connections=conns)
                 results["generation"] = await evaluate_generation(
-                    store, llm, spec, questions, settings=GenerateSettings(max_tokens=max_tokens, max_connections=conns),
-                    log_dir=log_dir or default_log_dir(), name=str(folder),
+                    store, llm, spec, questions, settings=settings, log_dir=log_dir or default_log_dir(),
+                    name=str(folder),
                 )  # fmt: skip
-            if mode in ("perplexity", "both") and ppl_questions:
-                results["perplexity"] = await _perplexity(spec, ppl_questions)
+            if want_ppl:
+                try:
+                    results["perplexity"] = await _perplexity(llm, spec, ppl_questions, bos_text)
+                except PerplexityError as exc:  # the server stopped giving log-probabilities mid-run
+                    if mode == "perplexity":
+                        raise UserError(f"perplexity-based evaluation of {model} stopped: {exc}") from None
+                    results["perplexity_skipped"] = str(exc)
+                    note(f"perplexity-based evaluation stopped: {exc}")
         finally:
             await llm.aclose()
 
-    try:
-        asyncio.run(go())
-    finally:
-        stop_private_servers()
     safe = "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in model)
     path = out_path or folder / f"results_{safe}.json"
+    try:
+        asyncio.run(go())
+    except BaseException:
+        if "generation" in results or "perplexity" in results:  # keep what was paid for
+            write_json(path, results)
+        raise
+    finally:
+        stop_private_servers()
     write_json(path, results)
     return results, path
 
 
-async def _perplexity(spec: ModelSpec, ppl_questions: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each seed with its own distractors; the option with the lowest perplexity is the answer."""
-    base_url, api_key = spec.base_url, spec.api_key
-    if spec.is_local:
-        base_url, api_key = ensure_local(spec.model, logits_all=True), "local"
-    return await score_questions(base_url, spec.model, ppl_questions, prefix=PERPLEXITY_PREFIX,
-                                 concurrency=1 if spec.is_local else 4, api_key=api_key)  # fmt: skip
+async def _perplexity(llm: LLM, spec: ModelSpec, ppl_questions: list[dict[str, Any]],
+                      bos_text: str | None) -> dict[str, Any]:  # fmt: skip
+    """Each seed with its own distractors; the option with the lowest perplexity is the answer (ties split)."""
+    return await score_questions(llm, spec, ppl_questions, prefix=PERPLEXITY_PREFIX, bos_text=bos_text,
+                                 concurrency=1 if spec.is_local else 4)  # fmt: skip
 
 
 __all__ = ["MODES", "build_hybrid", "collect_seeds", "evaluate_hybrid"]

@@ -12,23 +12,16 @@ from typing import Any
 
 from theorembench.common.errors import UserError
 from theorembench.common.outputs import write_json
+from theorembench.common.stats import proportion
 from theorembench.llm import LLM
 from theorembench.llm.local import stop_private_servers
 from theorembench.methods.lmb.config import LMBConfig, load_config
-from theorembench.methods.lmb.pipeline import (
-    Builder,
-    BuildEvents,
-    Source,
-    build_items,
-    calibrate,
-    in_pool,
-    load_source,
-    select_hard,
-)
+from theorembench.methods.lmb.funnel import build_items, calibrate, eligible, select_hard
+from theorembench.methods.lmb.pipeline import Builder, BuildEvents, Source, load_source
 from theorembench.store import Store
 from theorembench.store.papers import PaperRepo
 
-STAGE_ORDER = ("sketch", "classify", "stem", "distractors", "latex", "rubric", "stem_only", "calibrate")
+STAGE_ORDER = ("sketch", "classify", "stem", "distractors", "latex", "rubric", "stem_only", "calibrate", "recheck")
 
 
 @dataclass
@@ -97,20 +90,26 @@ async def run_build(
     builder = Builder(store, llm, cfg, pipeline=f"lmb/{month}/{cfg.key()}", events=events,
                       latex_checker=latex_checker)  # fmt: skip
     outcome = await build_items(builder, sources, concurrency=concurrency)
-    full = outcome.items
-    ge5 = [it for it in full if it["qa quality eval"] and it["qa quality eval"]["total_score"] >= cfg.filters.rubric_min]
-    pool = [it for it in full if in_pool(it, cfg)]
-    answers = await calibrate(builder, pool) if cfg.calibration.enabled else None
-    hard = select_hard(pool, answers)
+    full, pool = outcome.items, outcome.pool
+    ge5 = eligible(full, cfg.filters.rubric_min)
+    calibrated = eligible(pool, cfg.filters.rubric_min)
+    answers = await calibrate(builder, calibrated) if cfg.calibration.enabled else None
+    hard = select_hard(calibrated, answers)
+    rechecked = None
+    if answers is not None and cfg.calibration.recheck:
+        positions = {it["id"]: i for i, it in enumerate(calibrated)}  # the option order of the first pass
+        rechecked = await calibrate(builder, hard, stage="recheck", sample=1, positions=positions)
 
     label = month_label(month)
     files = {
         "full": write_json(out_dir / f"qaEval_{label}_full.json", full),
         "ge5": write_json(out_dir / f"qaEval_{label}_ge5.json", ge5),
         "hard": write_json(out_dir / f"qaEval_{label}_ge5_hard.json", hard),
+        "pool": write_json(out_dir / f"qaEval_{label}_pool.json", pool),
     }
-    funnel = {"theorems": len(sources), "generated": len(full), "rubric": len(ge5), "stem_nontrivial": len(pool),
-              "hard": len(hard)}  # fmt: skip
+    stem_nontrivial = sum(1 for it in pool if it["variant"] == "orig")
+    funnel = {"theorems": len(sources), "generated": len(full), "rubric": len(ge5), "stem_nontrivial": stem_nontrivial,
+              "pool": len(pool), "eligible": len(calibrated), "hard": len(hard)}  # fmt: skip
 
     rejections: dict[str, dict[str, int]] = defaultdict(Counter)  # type: ignore[arg-type]
     calls_by_stage: dict[str, list[int]] = defaultdict(list)
@@ -121,30 +120,42 @@ async def run_build(
                 reason = (result.reason or "").split(":")[0]
                 rejections[f"{stage} {result.status}"][reason] += 1
     for stages in outcome.variants.values():
-        rubric, stem_only = stages.get("rubric"), stages.get("stem_only")
+        rubric = stages.get("rubric")
         if rubric is not None and rubric.ok and not rubric.output["passed"]:
             rejections["rubric rejected"][f"total score below {cfg.filters.rubric_min}"] += 1
+    for shared in outcome.sources.values():
+        stem_only = shared.get("stem_only")
         if stem_only is not None and stem_only.ok and stem_only.output["match"]:
             rejections["stem_only rejected"]["answerable from the stem alone"] += 1
-    for ans in (answers or {}).values():
-        calls_by_stage["calibrate"].extend(ans.get("call_ids", []))
+    for stage, results in (("calibrate", answers), ("recheck", rechecked)):
+        for ans in (results or {}).values():
+            calls_by_stage[stage].extend(ans.get("call_ids", []))
     if answers is not None:
         solved = sum(1 for a in answers.values() if a["model_is_correct"])
         rejections["calibrate solved"]["answered correctly by the calibrator"] = solved
     costs = stage_costs(store, calls_by_stage, len(hard))
+    groups = len({it["source_id"] for it in calibrated})
+    # as in the release: the calibrator's accuracy on the hard split in a second, independent answer
+    hard_correct = sum(1 for a in rechecked.values() if a["model_is_correct"]) if rechecked is not None else None
+    accuracy = proportion(hard_correct, len(rechecked)) if rechecked is not None else None
     summary = {
         "month": label,
         "full_count": len(full),
         "ge5_count": len(ge5),
         "hard_count": len(hard),
+        "hard_accuracy": accuracy.value if accuracy else None,
+        "hard_accuracy_ci95": accuracy.ci95 if accuracy and accuracy.n else None,
+        "hard_correct": hard_correct,
+        "hard_total": len(rechecked) if rechecked is not None else None,
         "funnel": funnel,
         "rejections": {k: dict(v) for k, v in rejections.items()},
         "papers_without_theorem": missing,
         "hard_selection_summary": {
             "pool_size": len(pool),
-            "source_groups": len({it["source_id"] for it in pool}),
+            "eligible_after_min_score": len(calibrated),
+            "source_groups": groups,
             "selected_count": len(hard),
-            "dropped_solved_sources": len({it["source_id"] for it in pool}) - len(hard),
+            "dropped_solved_sources": groups - len(hard),
             "min_score": float(cfg.filters.rubric_min),
         },
         "costs": costs,
@@ -174,13 +185,19 @@ def build_lmb(store: Store, *, month: str, config: Path | None = None, generator
         raise UserError(f"--month must be YYYY-MM, got {month!r}")
     cfg = load_config(config, **{"models.generator": generator, "models.judges": judges or None,
                                  "models.calibrator": calibrator, **(overrides or {})})  # fmt: skip
+    checker = None
+    if cfg.latex.check:  # an item the check could not check is never stored: refuse now, before any call
+        from theorembench.latex.check import available
+        from theorembench.latex.check import check_item_async as checker
+
+        missing = {engine: why for engine, why in available().items() if why}
+        if missing:
+            raise UserError(f"the LaTeX check cannot run: {'; '.join(missing.values())}. Install what is "
+                            "missing, or turn the check off (--no-latex-check, or check = false under [latex])")  # fmt: skip
     llm = LLM(store)
     for name in {cfg.models.generator, *cfg.judges, cfg.calibrator}:
         llm.resolve(name)
-    checker = None
-    if cfg.latex.check:
-        from theorembench.latex.check import check_item as checker
-    stages_per_source = 3 + cfg.generation.variants * 5
+    stages_per_source = 4 + cfg.generation.variants * 4  # an upper bound: alternatives only for pooled items
 
     def sources_found(n: int) -> None:
         if on_sources is not None:

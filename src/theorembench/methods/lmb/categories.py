@@ -379,6 +379,34 @@ def normalize_category(s: str) -> str | None:
     return _ALIASES.get(key)
 
 
+UNKNOWN = "unknown"  # the released theorem_type of a theorem that fits none of the thirteen categories
+
+# Generation prompts for such a theorem: no category-specific strategy, only what holds for every shape.
+UNKNOWN_CATEGORY = Category(
+    name=UNKNOWN,
+    canonical_form="The conclusion has a logical shape outside the thirteen categories; take it as stated.",
+    description="A theorem whose conclusion none of the thirteen logical categories describes.",
+    decisive_feature="the single part of the conclusion that carries its strength (a quantifier, a range, a "
+    "constant, a dependence or a case distinction)",
+    stem_strategy="State the setting and the hypotheses in the stem, then ask about the one part of the conclusion "
+    "that carries its strength, phrased as a question about the specific objects of the theorem. The keyed option "
+    "states that part exactly as strong as the theorem proves it.",
+    distractor_hints=DistractorHints(
+        controlled_perturbation="shift a range, a constant, an exponent or a case boundary of the conclusion",
+        semantic_weakening="drop one clause of the conclusion or restrict it to a special case",
+        semantic_strengthening="remove a hypothesis, widen a range or make a dependence uniform",
+        property_confusion="exchange the property the conclusion asserts for a related but different one",
+    ),
+)
+
+
+def category_for_prompts(name: str) -> Category:
+    """The category whose generation prompts fit ``name``: one of the thirteen, or the generic one for "unknown"."""
+    if isinstance(name, str) and name.strip().lower() == UNKNOWN:
+        return UNKNOWN_CATEGORY
+    return get_category(name)
+
+
 def get_category(name: str) -> Category:
     """The category for ``name`` in any accepted spelling; ValueError when unknown."""
     canonical = normalize_category(name)
@@ -387,5 +415,6 @@ def get_category(name: str) -> Category:
     return CATEGORIES[canonical]
 
 
-__all__ = ["CATEGORIES", "CATEGORY_NAMES", "PERTURBATION_STRATEGIES", "Category", "DistractorHints",
-           "get_category", "normalize_category"]  # fmt: skip
+__all__ = ["CATEGORIES", "CATEGORY_NAMES", "PERTURBATION_STRATEGIES", "UNKNOWN",
+           "UNKNOWN_CATEGORY", "Category", "DistractorHints", "category_for_prompts", "get_category",
+           "normalize_category"]  # fmt: skip

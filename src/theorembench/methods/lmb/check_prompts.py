@@ -68,7 +68,7 @@ def stem_only_messages(question: str) -> Messages:
 _MATCH_SYSTEM = """
 You compare a free-form answer to a research question with the keyed correct answer. They match only when the free answer states the same mathematical content with the same strength: the same objects, quantifiers, ranges, constants and dependencies, up to notation and wording. An answer that is weaker, stronger, partial or different does not match.
 
-match: true or false. verdict: "stem-trivial" when they match, "stem-nontrivial" otherwise. score: from 0 to 1, how completely the free answer captures the keyed answer (1 = the same statement). reason: one or two sentences.
+match: true or false. verdict: a short phrase naming the relation, such as "matches", "does not match", "stronger than the keyed answer" or "weaker or incomplete". score: from 0 to 1, how completely the free answer captures the keyed answer (1 = the same statement). reason: one or two sentences.
 """
 
 
@@ -77,7 +77,7 @@ def match_messages(question: str, open_answer: str, correct_text: str) -> Messag
         block("Question", question),
         block("Free-form answer", open_answer),
         block("Keyed correct answer", correct_text),
-        reply_shape('{"match": false, "verdict": "stem-nontrivial", "score": 0.0, "reason": "..."}'),
+        reply_shape('{"match": false, "verdict": "does not match", "score": 0.0, "reason": "..."}'),
     ])  # fmt: skip
     return chat_messages(_MATCH_SYSTEM, user)
 

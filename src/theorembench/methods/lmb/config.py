@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,15 +32,18 @@ reasoning_effort = ""            # e.g. "medium" for reasoning models; empty = p
 max_regenerations = 2            # stem regenerations after a red flag
 red_flag_checks = true           # reject trivialising stems (turn off only for smoke runs on tiny models)
 repair_stem = true               # theorem-only repair pass for self-containedness
+stem_inputs = "theorem"          # what the stem writer reads: "theorem" (the paper), "theorem+context", "theorem+context+sketch"
 variants = 2                     # distractor sets per theorem: the original and one regenerated (Stage 6, step 1)
 substitution_resistant_fraction = 0.5   # share of items whose keyed answer is the meta-option
-seed = 20250101                  # decides which items are substitution-resistant
+seed = 20250101                  # decides which theorems' items are substitution-resistant (nothing else)
+sampling_seed = 20250101         # sampling seed of every generator and judge call (part of the cache key)
 
-[surface]                        # computed anti-gaming constraints on false distractors vs option A
-min_length_ratio = 0.6
-max_length_ratio = 1.6
-max_latex_density_gap = 0.15     # |density(option) - density(A)|, density = LaTeX/math characters per character
-revisions = 1                    # revision rounds for offenders before the item is rejected
+[surface]                        # computed anti-gaming constraints on the options vs option A (calibrated on the release)
+min_length_ratio = 0.5           # false options only; the weaker-true option may be shorter
+max_length_ratio = 1.8
+max_latex_density_gap = 0.25     # |density(option) - density(A)|, density = LaTeX/math characters per character
+short_chars = 120                # texts shorter than this are measured with more tolerance (see methods/lmb/surface.py)
+revisions = 1                    # revision rounds for offenders; items still failing are kept with surface_flags
 
 [latex]
 check = true                     # KaTeX per math segment and pdflatex on the whole item
@@ -54,7 +57,8 @@ stem_only = true                 # Stage 5: drop items answerable from the stem 
 enabled = true                   # Stage 6: keep per theorem the hardest variant the calibrator gets wrong
 reasoning_effort = "medium"
 max_tokens = 16384
-seed = 42
+seed = 42                        # option order shown to the calibrator
+recheck = true                   # the calibrator answers the hard split once more: summary.json's hard_accuracy
 
 [context]                        # how much recovered context the generator reads
 context_chars = 4000
@@ -77,16 +81,19 @@ class Generation(BaseModel):
     max_regenerations: int = Field(2, ge=0, le=10)
     red_flag_checks: bool = True
     repair_stem: bool = True
+    stem_inputs: Literal["theorem", "theorem+context", "theorem+context+sketch"] = "theorem"
     variants: int = Field(2, ge=1, le=5)
     substitution_resistant_fraction: float = Field(0.5, ge=0.0, le=1.0)
-    seed: int = 20250101
+    seed: int = 20250101  # picks the substitution-resistant theorems
+    sampling_seed: int = 20250101  # the seed of every generator and judge call
 
 
 class Surface(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    min_length_ratio: float = 0.6
-    max_length_ratio: float = 1.6
-    max_latex_density_gap: float = 0.15
+    min_length_ratio: float = 0.5
+    max_length_ratio: float = 1.8
+    max_latex_density_gap: float = 0.25
+    short_chars: int = Field(120, ge=0)
     revisions: int = Field(1, ge=0, le=5)
 
 
@@ -108,6 +115,7 @@ class Calibration(BaseModel):
     reasoning_effort: str = "medium"
     max_tokens: int = 16384
     seed: int = 42
+    recheck: bool = True
 
 
 class Context(BaseModel):

@@ -2,11 +2,12 @@
 
 For each source theorem: proof sketch (3b), logical categories (3c), stem and
 correct option with red-flag regeneration and a theorem-only repair pass (4a).
-For each variant (the original distractor set and the regenerated ones):
-distractors with an adversarial revision (4b), computed surface checks, LaTeX
-validation with a bounded repair, the substitution-resistant option, the quality
-rubric, and the stem-only triviality filter (5). Then hardness calibration over
-the surviving pool (6).
+For each variant (the original distractor set, and the regenerated ones that
+``funnel.build_items`` asks for only after the original passed the rubric and the
+stem-only filter): distractors with an adversarial revision (4b), computed surface
+checks, LaTeX validation with a bounded repair, the substitution-resistant option
+and the quality rubric. The stem-only triviality filter (5) runs once per theorem,
+on its original item; ``funnel`` holds the order and the hardness calibration (6).
 
 Every step's output is stored under (pipeline key, item, stage); every model call
 is cached and its id kept with the step, so a rerun (after a crash, a kill or a
@@ -15,20 +16,19 @@ change of a later stage's settings) skips finished work and pays for no call twi
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from theorembench.evaluate.mcq.items import META_OPTION
 from theorembench.latex.context import trim
+from theorembench.latex.proofs import find_theorem_proof
 from theorembench.llm import LLM, GenerateSettings
 from theorembench.methods.lmb import prompts as P
-from theorembench.methods.lmb.categories import normalize_category
+from theorembench.methods.lmb.categories import UNKNOWN, normalize_category
 from theorembench.methods.lmb.config import LMBConfig
 from theorembench.methods.lmb.surface import check_surface
 from theorembench.pipeline.steps import Rejected, StepFailed, StepResult, StepRunner
@@ -50,6 +50,8 @@ class Source:
     record: dict[str, Any]
     proof: str | None = None
     preamble: str = ""
+    proof_source: str = "no proof found"  # where the proof was found (latex/proofs.py), or why there is none
+    theorems_cnt: int = 1  # theorem-like blocks in the paper's Introduction (the released field)
 
 
 @dataclass
@@ -57,8 +59,18 @@ class BuildEvents:
     on_stage: Callable[[str, str, str], None] | None = None  # (key, stage, status)
 
 
-def _variant_name(v: int) -> str:
+def variant_name(v: int) -> str:
     return "orig" if v == 0 else f"alt{v}"
+
+
+def prompt_category(theorem_type: list[str] | str) -> str:
+    """The category the generation prompts are written for: the first one, or "unknown"."""
+    return theorem_type[0] if isinstance(theorem_type, list) and theorem_type else UNKNOWN
+
+
+def substitution_resistant(source_id: str, seed: int, fraction: float) -> bool:
+    """Whether a theorem's items are substitution-resistant: one draw per theorem, so every variant agrees."""
+    return random.Random(f"{seed}:{source_id}").random() < fraction
 
 
 def validate_distractors(obj: dict[str, Any]) -> None:
@@ -91,11 +103,12 @@ class Builder:
         self.runner = StepRunner(store, pipeline, on_step=self.events.on_stage)
         self.latex_checker = latex_checker
         g = cfg.generation
-        # a sampling seed makes local (llama.cpp) runs reproducible; providers without seeds ignore it
+        # a sampling seed makes local (llama.cpp) runs reproducible; providers without seeds ignore it. It is
+        # not the seed that picks substitution-resistant items, so changing that one keeps every cached call
         self.gen_settings = GenerateSettings(temperature=g.temperature, max_tokens=g.max_tokens,
-                                             reasoning_effort=g.reasoning_effort or None, seed=g.seed)  # fmt: skip
+                                             reasoning_effort=g.reasoning_effort or None, seed=g.sampling_seed)  # fmt: skip
         self.judge_settings = GenerateSettings(temperature=0.0, max_tokens=g.max_tokens,
-                                               reasoning_effort=g.reasoning_effort or None, seed=g.seed)  # fmt: skip
+                                               reasoning_effort=g.reasoning_effort or None, seed=g.sampling_seed)  # fmt: skip
 
     # -- plumbing -----------------------------------------------------------------
 
@@ -121,7 +134,7 @@ class Builder:
             if not obj.get("sketch", "").strip():
                 raise StageFailure("empty proof sketch")
             return {"sketch": obj["sketch"].strip(), "expanded_sketch": (obj.get("expanded_sketch") or "").strip()
-                    or "No expanded sketch found."}  # fmt: skip
+                    or "No expanded sketch found.", "proof_source": src.proof_source}  # fmt: skip
 
         out["sketch"] = await self.runner.run(src.source_id, "sketch", sketch)
         if not out["sketch"].ok:
@@ -132,25 +145,29 @@ class Builder:
                                   self.judge_settings, "lmb.classify")  # fmt: skip
             cats = [c for c in (normalize_category(x) for x in obj.get("categories", [])) if c]
             cats = list(dict.fromkeys(cats))[:3]
-            if not cats:
-                raise StageFailure(f"no known category in {obj.get('categories')}")
-            return {"theorem_type": cats, "reason": obj.get("reason", "")}
+            # as in the release, a theorem none of the thirteen categories fits is kept as "unknown"
+            return {"theorem_type": cats or UNKNOWN, "reason": obj.get("reason", "")}
 
         out["classify"] = await self.runner.run(src.source_id, "classify", classify)
         if not out["classify"].ok:
             return out
-        category = out["classify"].output["theorem_type"][0]
+        category = prompt_category(out["classify"].output["theorem_type"])
         sk = out["sketch"].output["sketch"]
+
+        # the paper's stem writer reads the theorem only; context and sketch only when configured
+        stem_context = context if "context" in self.cfg.generation.stem_inputs else None
+        stem_sketch = sk if "sketch" in self.cfg.generation.stem_inputs else None
 
         async def stem() -> dict[str, Any]:
             history: list[list[str]] = []
             question: dict[str, Any] | None = None
             for attempt in range(self.cfg.generation.max_regenerations + 1):
                 if attempt == 0:
-                    msgs = P.stem_messages(category, theorem, context, sk)
+                    msgs = P.stem_messages(category, theorem, stem_context, stem_sketch)
                 else:
                     assert question is not None
-                    msgs = P.stem_regenerate_messages(category, theorem, context, sk, question, history[-1])
+                    msgs = P.stem_regenerate_messages(category, theorem, stem_context, stem_sketch, question,
+                                                      history[-1])  # fmt: skip
                 question = await self._ask(model, msgs, P.STEM_SCHEMA, self.gen_settings, "lmb.stem",
                                            sample=attempt)  # fmt: skip
                 flags = P.red_flags(question) if self.cfg.generation.red_flag_checks else []
@@ -176,11 +193,11 @@ class Builder:
     # -- per variant ----------------------------------------------------------------------
 
     async def variant_stages(self, src: Source, variant: int, shared: dict[str, StepResult]) -> dict[str, StepResult]:
-        item_id = f"{src.source_id}::{_variant_name(variant)}"
+        item_id = f"{src.source_id}::{variant_name(variant)}"
         model = self.cfg.models.generator
         theorem = src.record["expanded_theorem"]
         sk = shared["sketch"].output["sketch"]
-        category = shared["classify"].output["theorem_type"][0]
+        category = prompt_category(shared["classify"].output["theorem_type"])
         stem = shared["stem"].output
         question = {"question": stem["question"], "correct_choice": stem["correct_choice"]}
         a_text = stem["correct_choice"]["text"]
@@ -203,7 +220,8 @@ class Builder:
                 choices = {c["label"]: c["text"] for c in obj["choices"]}
                 report = check_surface(a_text, choices, weaker_true=obj["meta"]["weaker_true_label"],
                                        min_length_ratio=s.min_length_ratio, max_length_ratio=s.max_length_ratio,
-                                       max_latex_density_gap=s.max_latex_density_gap)  # fmt: skip
+                                       max_latex_density_gap=s.max_latex_density_gap,
+                                       short_chars=s.short_chars)  # fmt: skip
                 if report.ok or round_ == s.revisions:
                     break
                 fixed = await self._ask(model,
@@ -216,10 +234,9 @@ class Builder:
                 except StageFailure:
                     break
             assert report is not None
-            if not report.ok:
-                raise Rejected("surface constraints: " + "; ".join(report.problems))
+            # offenders that survive the revisions are kept and flagged, never silently dropped
             return {"choices": obj["choices"], "meta": obj["meta"], "sketch_usage_meta": obj["sketch_usage_meta"],
-                    "surface": report.measures}  # fmt: skip
+                    "surface": report.measures, "surface_flags": list(report.problems)}  # fmt: skip
 
         out["distractors"] = await self.runner.run(item_id, "distractors", distractors)
         if not out["distractors"].ok:
@@ -231,9 +248,10 @@ class Builder:
             strings.update({f"choice {c['label']}": c["text"] for c in dis["choices"]})
             if not self.cfg.latex.check or self.latex_checker is None:
                 return {"strings": strings, "checked": False, "skipped": ["latex check disabled"]}
-            report = self.latex_checker(strings, preamble=src.preamble)
+            # the checker is awaited (latex.check_item_async): pdflatex and node run off the event loop
+            report = await self.latex_checker(strings, preamble=src.preamble)
             for round_ in range(self.cfg.latex.repairs):
-                if report.ok:
+                if not report.issues:
                     break
                 bad = sorted({i.where for i in report.issues})
                 for where in bad:
@@ -242,22 +260,23 @@ class Builder:
                                             P.LATEX_REPAIR_SCHEMA, self.judge_settings, "lmb.latex_repair",
                                             sample=round_)  # fmt: skip
                     strings[where] = fixed["text"]
-                report = self.latex_checker(strings, preamble=src.preamble)
-            if not report.ok:
+                report = await self.latex_checker(strings, preamble=src.preamble)
+            if report.issues:
                 issues = "; ".join(f"{i.where}: {i.message}" for i in report.issues[:3])
                 raise Rejected(f"invalid LaTeX after {self.cfg.latex.repairs} repair round(s): {issues}")
-            return {"strings": strings, "checked": True, "skipped": list(report.skipped)}
+            if not report.complete:  # not checked is not passed: the step runs again next time
+                raise StageFailure("LaTeX check incomplete: " + "; ".join(report.skipped))
+            return {"strings": strings, "checked": True, "skipped": []}
 
         out["latex"] = await self.runner.run(item_id, "latex", latex)
         if not out["latex"].ok:
             return out
         strings = out["latex"].output["strings"]
 
-        # stratified over a theorem's variants: with 2 variants and a fraction of 0.5, exactly one of them
-        # is substitution-resistant, so the fraction holds closely on any number of theorems
+        # drawn once per theorem: all its variants share the status, so picking the hardest variant
+        # cannot favour substitution-resistant items
         g = self.cfg.generation
-        start = random.Random(f"{g.seed}:{src.source_id}").random()
-        resistant = (start + variant / g.variants) % 1.0 < g.substitution_resistant_fraction
+        resistant = substitution_resistant(src.source_id, g.seed, g.substitution_resistant_fraction)
         mcq = {
             "question": strings["question"],
             "correct_choice": {"label": "A", "text": META_OPTION if resistant else strings["choice A"]},
@@ -279,40 +298,47 @@ class Builder:
             return {"rubric": obj, "passed": True}
 
         out["rubric"] = await self.runner.run(item_id, "rubric", rubric)
-        if not out["rubric"].ok or not out["rubric"].output["passed"]:
-            return out
-        if not self.cfg.filters.stem_only:
-            return out
+        return out
+
+    async def stem_filter(self, src: Source, shared: dict[str, StepResult], orig: dict[str, StepResult]) -> StepResult:
+        """Stage 5 on a theorem's original item (after its rubric passed), in the released layout.
+
+        ``score`` is the item's rubric total, ``verdict`` the matching judge's short verdict
+        and ``match`` whether the stem alone gave the keyed answer (the item then leaves).
+        """
+        judge = self.cfg.judges[0]
         matcher = self.cfg.judges[1] if len(self.cfg.judges) > 1 else judge
+        question = orig["mcq"].output["mcq"]["question"]
+        keyed = orig["mcq"].output["original_correct_text"]
 
         async def stem_only() -> dict[str, Any]:
-            free = await self._ask(judge, P.stem_only_messages(mcq["question"]), P.STEM_ONLY_SCHEMA,
+            free = await self._ask(judge, P.stem_only_messages(question), P.STEM_ONLY_SCHEMA,
                                    self.judge_settings, "lmb.stem_only")  # fmt: skip
-            verdict = await self._ask(matcher, P.match_messages(mcq["question"], free["answer"], strings["choice A"]),
+            verdict = await self._ask(matcher, P.match_messages(question, free["answer"], keyed),
                                       P.MATCH_SCHEMA, self.judge_settings, "lmb.stem_match")  # fmt: skip
-            trivial = bool(verdict.get("match"))
-            return {"id": item_id, "theorem_type": shared["classify"].output["theorem_type"],
-                    "score": verdict.get("score"), "instance": judge, "open_answer": free["answer"],
-                    "match": trivial, "verdict": "stem-trivial" if trivial else "stem-nontrivial",
-                    "reason": verdict.get("reason", "")}  # fmt: skip
+            return {"id": src.source_id, "theorem_type": shared["classify"].output["theorem_type"],
+                    "score": orig["rubric"].output["rubric"]["total_score"], "instance": judge,
+                    "open_answer": free["answer"], "match": bool(verdict.get("match")),
+                    "verdict": str(verdict.get("verdict") or "").strip(), "reason": verdict.get("reason", ""),
+                    "match_score": verdict.get("score")}  # fmt: skip
 
-        out["stem_only"] = await self.runner.run(item_id, "stem_only", stem_only)
-        return out
+        return await self.runner.run(src.source_id, "stem_only", stem_only)
 
     # -- assembling an item in the released layout ------------------------------------------
 
-    def item(self, src: Source, variant: int, shared: dict[str, StepResult], stages: dict[str, StepResult]) -> dict:
+    def item(self, src: Source, variant: int, shared: dict[str, StepResult], stages: dict[str, StepResult], *,
+             stem_triviality: dict[str, Any] | None = None) -> dict:  # fmt: skip
         rec = src.record
         types = shared["classify"].output["theorem_type"]
         sk = shared["sketch"].output
         m = stages["mcq"].output
-        item_id = f"{src.source_id}::{_variant_name(variant)}"
+        item_id = f"{src.source_id}::{variant_name(variant)}"
         calls = {name: r.call_ids for name, r in {**shared, **stages}.items() if r.call_ids}
         rubric = stages.get("rubric")
         return {
             "id": item_id,
             "paper_link": src.paper_link,
-            "theorems_cnt": 1,
+            "theorems_cnt": src.theorems_cnt,
             "theorem": rec["theorem"],
             "ref_dict": rec.get("ref_dict", {}),
             "pre_theorem_intro_text_len": rec.get("pre_theorem_intro_text_len", 0),
@@ -327,10 +353,10 @@ class Builder:
             "theorem_type": types,
             "mcq": m["mcq"],
             "qa quality eval": rubric.output["rubric"] if rubric is not None and rubric.ok else None,
-            "stem_triviality": stages["stem_only"].output if stages.get("stem_only") and stages["stem_only"].ok else None,
+            "stem_triviality": stem_triviality,
             "source_id": src.source_id,
-            "variant": _variant_name(variant),
-            "candidate_source_key": f"{src.source_id}::{types!r}",
+            "variant": variant_name(variant),
+            "candidate_source_key": f"{src.source_id}::{repr(types) if isinstance(types, list) else types}",
             "hard_selection_meta": None,
             # theorembench additions
             "paper_id": src.paper_id,
@@ -338,16 +364,22 @@ class Builder:
             "original_correct_text": m["original_correct_text"],
             "latex_check": {k: v for k, v in stages["latex"].output.items() if k != "strings"},
             "surface": stages["distractors"].output.get("surface"),
+            "surface_flags": stages["distractors"].output.get("surface_flags", []),
+            "proof_source": sk.get("proof_source"),
             "call_ids": calls,
         }
 
 
-def find_proof(flat_text: str, end_pos: int, limit: int = 6000) -> str | None:
-    """The first proof after the theorem (within a window), if the paper gives one there."""
-    m = re.search(r"\\begin\s*\{proof\}(.*?)\\end\s*\{proof\}", flat_text[end_pos : end_pos + 40000], re.DOTALL)
-    if not m:
-        return None
-    return m.group(1).strip()[:limit]
+def find_proof(flat_text: str, record: dict[str, Any], limit: int = 6000) -> tuple[str | None, str]:
+    """The theorem's own proof (latex/proofs.py) and where it was found; (None, "no proof found") otherwise."""
+    th = record["theorem"]
+    if th.get("end_pos", -1) <= 0:
+        return None, "no proof found: the theorem was not located in the paper"
+    found = find_theorem_proof(flat_text, start=th["start_pos"], end=th["end_pos"], label=th.get("label"),
+                               note=record.get("theorem_title"), env=th.get("env_name"), limit=limit)  # fmt: skip
+    if found is None or not found.text:
+        return None, "no proof found"
+    return found.text, found.describe()
 
 
 def macro_preamble(flat_text: str, limit: int = 20000) -> str:
@@ -361,119 +393,40 @@ def macro_preamble(flat_text: str, limit: int = 20000) -> str:
     return "\n".join(parts)[:limit]
 
 
+def intro_theorem_count(flat_text: str) -> int:
+    """Theorem-like blocks (remark-like ones left out) in the Introduction: the released ``theorems_cnt``.
+
+    At least 1, the extracted theorem itself (also when no Introduction was found).
+    """
+    from theorembench.latex.theorems import KIND_RANK, declarations_with_builtins, introduction, theorem_blocks
+
+    intro = introduction(flat_text)
+    if intro is None:
+        return 1
+    blocks = theorem_blocks(flat_text, declarations_with_builtins(flat_text))
+    return max(1, sum(1 for b in blocks if intro.body_start <= b.block_start < intro.end and b.kind in KIND_RANK))
+
+
 def load_source(paper: dict[str, Any], theorem: dict[str, Any]) -> Source | None:
     record = theorem.get("record")
     if not record:
         return None
     flat_path = (record.get("source") or {}).get("flat_document")
     proof = preamble = None
+    proof_source = "no proof found: no flattened paper"
+    count = 1
     if flat_path and Path(flat_path).is_file():
         flat = json.loads(Path(flat_path).read_text())
         text = flat.get("text", "")
-        if record["theorem"]["end_pos"] > 0:
-            proof = find_proof(text, record["theorem"]["end_pos"])
+        proof, proof_source = find_proof(text, record)
         preamble = macro_preamble(text)
+        count = intro_theorem_count(text)
     link = (f"https://arxiv.org/abs/{paper['id']}" if paper.get("source") == "arxiv"
             else (paper.get("meta") or {}).get("path", paper["id"]))  # fmt: skip
     return Source(source_id=paper["id"], paper_id=paper["id"], paper_link=link, record=record, proof=proof,
-                  preamble=preamble or "")  # fmt: skip
+                  preamble=preamble or "", theorems_cnt=record.get("theorems_cnt") or count,
+                  proof_source=proof_source)  # fmt: skip
 
 
-@dataclass
-class BuildOutcome:
-    items: list[dict[str, Any]] = field(default_factory=list)  # every assembled item (the full split)
-    sources: dict[str, dict[str, StepResult]] = field(default_factory=dict)
-    variants: dict[str, dict[str, StepResult]] = field(default_factory=dict)
-
-
-async def build_items(builder: Builder, sources: list[Source], *, concurrency: int = 4) -> BuildOutcome:
-    outcome = BuildOutcome()
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(src: Source) -> None:
-        async with gate:
-            shared = await builder.source_stages(src)
-            outcome.sources[src.source_id] = shared
-            if not all(shared.get(k) is not None and shared[k].ok for k in ("sketch", "classify", "stem")):
-                return
-            for v in range(builder.cfg.generation.variants):
-                stages = await builder.variant_stages(src, v, shared)
-                outcome.variants[f"{src.source_id}::{_variant_name(v)}"] = stages
-                if "mcq" in stages:
-                    outcome.items.append(builder.item(src, v, shared, stages))
-
-    await asyncio.gather(*(one(s) for s in sources))
-    outcome.items.sort(key=lambda it: it["id"])
-    return outcome
-
-
-def in_pool(item: dict[str, Any], cfg: LMBConfig) -> bool:
-    """Eligible for calibration: rubric passed, stem not trivial (when that filter runs)."""
-    rubric = item.get("qa quality eval")
-    if not rubric or rubric["total_score"] < cfg.filters.rubric_min:
-        return False
-    if cfg.filters.stem_only:
-        st = item.get("stem_triviality")
-        return bool(st) and st["verdict"] == "stem-nontrivial"
-    return True
-
-
-async def calibrate(builder: Builder, pool: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Stage 6, step 2: the calibration model answers every pooled item (released protocol)."""
-    from theorembench.evaluate.mcq.items import Item
-    from theorembench.evaluate.mcq.protocol import extract_answer, messages, shuffle_options
-
-    cfg = builder.cfg.calibration
-    settings = GenerateSettings(max_tokens=cfg.max_tokens, reasoning_effort=cfg.reasoning_effort or None)
-    results: dict[str, dict[str, Any]] = {}
-
-    async def one(index: int, item: dict[str, Any]) -> None:
-        async def run() -> dict[str, Any]:
-            parsed = Item.model_validate(item)
-            presented = shuffle_options(parsed, index, cfg.seed)
-            completion = await builder.llm.generate(builder.cfg.calibrator, messages(parsed, presented, sketch=False),
-                                                    settings, purpose="lmb.calibrate")  # fmt: skip
-            answer = extract_answer(completion.text)
-            return {"model_answer": answer, "correct_answer": presented.correct_label,
-                    "model_is_correct": answer == presented.correct_label}  # fmt: skip
-
-        result = await builder.runner.run(item["id"], "calibrate", run)
-        if result.ok:
-            results[item["id"]] = result.output | {"call_ids": result.call_ids}
-
-    await asyncio.gather(*(one(i, it) for i, it in enumerate(pool)))
-    return results
-
-
-def select_hard(pool: list[dict[str, Any]], answers: dict[str, dict[str, Any]] | None) -> list[dict[str, Any]]:
-    """Stage 6, step 3: per source, the unsolved variant with the best rubric score; all-solved sources go."""
-    by_source: dict[str, list[dict[str, Any]]] = {}
-    for item in pool:
-        by_source.setdefault(item["source_id"], []).append(item)
-    hard = []
-    for source_id in sorted(by_source):
-        group = by_source[source_id]
-        if answers is None:
-            candidates = group
-        else:
-            candidates = [it for it in group if it["id"] in answers and not answers[it["id"]]["model_is_correct"]]
-        if not candidates:
-            continue
-        ranked = sorted(candidates, key=lambda it: (-it["qa quality eval"]["total_score"], it["variant"] != "orig",
-                                                   it["variant"]))  # fmt: skip
-        best = dict(ranked[0])
-        ans = (answers or {}).get(best["id"], {})
-        best["hard_selection_meta"] = {
-            "selected_from": len(group),
-            "selected_variant": best["variant"],
-            "model_is_correct": ans.get("model_is_correct"),
-            "model_answer": ans.get("model_answer"),
-            "correct_answer": ans.get("correct_answer"),
-            "selection_rank": 1,
-        }
-        hard.append(best)
-    return hard
-
-
-__all__ = ["Builder", "BuildEvents", "Source", "build_items", "calibrate", "in_pool",
-           "load_source", "select_hard", "validate_distractors"]  # fmt: skip
+__all__ = ["Builder", "BuildEvents", "Source", "intro_theorem_count", "load_source", "prompt_category",
+           "substitution_resistant", "validate_distractors", "variant_name"]  # fmt: skip

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from theorembench.methods.lmb.categories import CATEGORY_NAMES
+from theorembench.methods.lmb.categories import CATEGORY_NAMES, UNKNOWN
 
 DISTRACTOR_LABELS: tuple[str, ...] = ("B", "C", "D", "E")
 FALSE_LABELS: tuple[str, ...] = ("B", "D", "E")
@@ -30,7 +30,9 @@ FALSE_TEMPLATES: list[str] = [
     "wildcard",
 ]  # fmt: skip
 TEMPLATES: list[str] = [*FALSE_TEMPLATES[:5], "weaker_true", "wildcard"]
-MATCH_VERDICTS: list[str] = ["stem-trivial", "stem-nontrivial"]
+# examples of the matching judge's short verdict (free text in the release: "Does not match", "stronger than
+# correct answer", "The predicted answer is weaker/incomplete."); ``match`` carries the decision
+MATCH_VERDICTS: list[str] = ["matches", "does not match", "stronger than the keyed answer", "weaker or incomplete"]
 RUBRIC_DIMENSIONS: tuple[str, ...] = ("ALS", "TAS", "GPS", "DQS")
 
 
@@ -71,7 +73,8 @@ def _fixed_array(prefix: list[dict[str, Any]], generic: dict[str, Any]) -> dict[
 SKETCH_SCHEMA: dict[str, Any] = _obj({"sketch": _text(), "expanded_sketch": _text()})
 
 CLASSIFY_SCHEMA: dict[str, Any] = _obj({
-    "categories": {"type": "array", "items": {"type": "string", "enum": list(CATEGORY_NAMES)},
+    # "unknown" when none fits: the theorem is kept with that type, as in the release
+    "categories": {"type": "array", "items": {"type": "string", "enum": [*CATEGORY_NAMES, UNKNOWN]},
                    "minItems": 1, "maxItems": 3},
     "reason": {"type": "string"},
 })  # fmt: skip
@@ -103,7 +106,7 @@ STEM_ONLY_SCHEMA: dict[str, Any] = _obj({"answer": _text()})
 
 MATCH_SCHEMA: dict[str, Any] = _obj({
     "match": {"type": "boolean"},
-    "verdict": {"type": "string", "enum": MATCH_VERDICTS},
+    "verdict": {"type": "string", "minLength": 1, "maxLength": 200},
     "score": {"type": "number", "minimum": 0, "maximum": 1},
     "reason": {"type": "string"},
 })  # fmt: skip

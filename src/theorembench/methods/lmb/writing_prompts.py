@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from theorembench.evaluate.mcq.items import META_OPTION
-from theorembench.methods.lmb.categories import CATEGORIES, Category, get_category
+from theorembench.methods.lmb.categories import CATEGORIES, UNKNOWN_CATEGORY, Category, category_for_prompts
 from theorembench.methods.lmb.prompt_parts import (
     SOURCE_BAN,
     Messages,
@@ -104,34 +104,43 @@ Option A:
 
 
 STEM_SYSTEM_PROMPTS: dict[str, str] = {name: _stem_system(cat).strip() for name, cat in CATEGORIES.items()}
+# a theorem classified "unknown" (kept, as in the release) gets the generic prompts
+UNKNOWN_STEM_SYSTEM_PROMPT = _stem_system(UNKNOWN_CATEGORY).strip()
 
 _STEM_SHAPE = reply_shape('{"question": "<self-contained question stem>", '
                      '"correct_choice": {"label": "A", "text": "<the full conclusion asked about>"}}')  # fmt: skip
 
 
-def _stem_inputs(theorem: str, context: str, sketch: str) -> list[str]:
-    return [
-        block("Theorem", theorem),
-        block("Context from the paper", context),
-        block("Proof sketch (to help you understand the result; do not use or mention it in the output)", sketch),
-    ]
+def _stem_inputs(theorem: str, context: str | None, sketch: str | None) -> list[str]:
+    """The stem writer's inputs; as in the paper (Stage 4a) only the theorem unless context or sketch is given.
+
+    ``None`` leaves a block out entirely (the theorem-only repair pass adds definitions later), so that
+    neither the recovered context nor the proof sketch can leak into the stem.
+    """
+    parts = [block("Theorem", theorem)]
+    if context is not None:
+        parts.append(block("Context from the paper", context))
+    if sketch is not None:
+        parts.append(block("Proof sketch (to help you understand the result; do not use or mention it in the output)",
+                           sketch))  # fmt: skip
+    return parts
 
 
 def stem_system_prompt(category: str) -> str:
     """The category's stage-4a system prompt (any accepted spelling of the category)."""
-    return STEM_SYSTEM_PROMPTS[get_category(category).name]
+    return STEM_SYSTEM_PROMPTS.get(category_for_prompts(category).name, UNKNOWN_STEM_SYSTEM_PROMPT)
 
 
-def stem_messages(category: str, theorem: str, context: str, sketch: str) -> Messages:
-    cat = get_category(category)
+def stem_messages(category: str, theorem: str, context: str | None = None, sketch: str | None = None) -> Messages:
+    cat = category_for_prompts(category)
     task = f"Write the stem and option A for this theorem ({cat.name}); probe {cat.decisive_feature}."
-    return chat_messages(STEM_SYSTEM_PROMPTS[cat.name], "\n\n".join([*_stem_inputs(theorem, context, sketch), task,
-                                                                 _STEM_SHAPE]))  # fmt: skip
+    system = STEM_SYSTEM_PROMPTS.get(cat.name, UNKNOWN_STEM_SYSTEM_PROMPT)
+    return chat_messages(system, "\n\n".join([*_stem_inputs(theorem, context, sketch), task, _STEM_SHAPE]))
 
 
-def stem_regenerate_messages(category: str, theorem: str, context: str, sketch: str,
+def stem_regenerate_messages(category: str, theorem: str, context: str | None, sketch: str | None,
                              previous: dict[str, Any], red_flags: list[str]) -> Messages:  # fmt: skip
-    cat = get_category(category)
+    cat = category_for_prompts(category)
     problems = "\n".join(f"- {flag}" for flag in red_flags) or "- (no specific problem recorded)"
     task = (f"Your previous attempt was rejected. Write a new stem and option A for this theorem ({cat.name}) "
             f"that fix every problem listed and follow all the rules; probe {cat.decisive_feature}.")  # fmt: skip
@@ -142,7 +151,7 @@ def stem_regenerate_messages(category: str, theorem: str, context: str, sketch: 
         task,
         _STEM_SHAPE,
     ])  # fmt: skip
-    return chat_messages(STEM_SYSTEM_PROMPTS[cat.name], user)
+    return chat_messages(STEM_SYSTEM_PROMPTS.get(cat.name, UNKNOWN_STEM_SYSTEM_PROMPT), user)
 
 
 _STEM_REPAIR_SYSTEM = f"""
@@ -222,7 +231,7 @@ DISTRACTOR_SYSTEM_PROMPTS: dict[str, str] = {
 
 
 def distractor_messages(category: str, theorem: str, sketch: str, question: dict[str, Any]) -> Messages:
-    cat = get_category(category)
+    cat = category_for_prompts(category)
     stem, a_text = question_parts(question)
     user = "\n\n".join([
         block("Theorem", theorem),
@@ -232,7 +241,7 @@ def distractor_messages(category: str, theorem: str, sketch: str, question: dict
         f"Write options B, C, D, E for this {cat.name} question.",
         _DISTRACTOR_SHAPE,
     ])  # fmt: skip
-    return chat_messages(DISTRACTOR_SYSTEM_PROMPTS[cat.name], user)
+    return chat_messages(DISTRACTOR_SYSTEM_PROMPTS.get(cat.name) or _distractor_system(cat).strip(), user)
 
 
 _REVISION_SYSTEM = f"""

@@ -27,7 +27,7 @@ What it answers is driven by a *script* (a plain dict or a JSON file)::
          "finish_reason": "stop"}
       ],
       "fault_rate": 0.0, "fault_kind": "500", "seed": 0,   # seeded random faults
-      "max_responses": null,
+      "max_responses": null, "barrier": 0,
       "echo": false,
       "models": ["optional", "list for /v1/models"],
       # legacy /v1/completions log-probabilities (see below)
@@ -55,6 +55,10 @@ Semantics worth knowing:
   admitted for a normal answer, every further request is held.  ``release()``
   answers the held ones and lifts holding until the script is replaced or the
   server reset; ``stop()`` closes their connections instead.
+* ``barrier: N``: every request is held until N requests are held together,
+  then that batch goes on and the next N are gathered (a test proves N
+  requests were in flight at once without timing them).  ``release()`` lets a
+  partial batch go and lifts the barrier as it lifts ``max_responses``.
 * ``delay_ms`` is an ``asyncio.sleep`` in the handler (applies to faults too).
 
 Legacy completions (``/v1/completions``): ``prompt`` (a string, or a list of

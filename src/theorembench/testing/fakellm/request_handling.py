@@ -1,4 +1,4 @@
-"""LLM request pipeline: record, hold, match a rule, delay, then inject a fault or answer in the protocol."""
+"""LLM request pipeline: record, hold (budget or barrier), match a rule, delay, then fault or answer."""
 
 from __future__ import annotations
 
@@ -107,6 +107,11 @@ class LLMRequestHandler(RequestRecorder):
                 return drop_connection(request)
             script = self._script
 
+        # --- barrier: hold requests until that many are held together, then let the batch go
+        if script.barrier and not self._hold_lifted and not await self._barrier_wait(script, rec):
+            self._finish(rec, "dropped", None)
+            return drop_connection(request)
+
         if api == RESPONSES and stream:
             self._finish(rec, "bad_request", 400)
             return error_response(api, 400, "fakellm: streaming is not supported for the Responses API")
@@ -189,6 +194,28 @@ class LLMRequestHandler(RequestRecorder):
             resp = json_response(messages_body(rid, model, reply, reasoning, finish, pt, ct))
         self._finish(rec, outcome, 200)
         return resp
+
+    async def _barrier_wait(self, script: Script, rec: dict[str, Any]) -> bool:
+        """Hold a request until ``script.barrier`` requests are held (or ``release()``); False if the server stops."""
+        gen, released = script.barrier_gen, self._release_gen
+        script.barrier_waiting += 1
+        self._record_held(rec)
+        assert self._wake is not None
+        try:
+            if script.barrier_waiting >= script.barrier:
+                script.barrier_waiting = 0
+                script.barrier_gen += 1
+                self._wake.set()
+                self._wake.clear()
+            while script.barrier_gen == gen and self._release_gen == released and not self._stopping:
+                await self._wake.wait()
+        except asyncio.CancelledError:
+            if script.barrier_gen == gen and self._release_gen == released:
+                script.barrier_waiting -= 1
+            raise
+        finally:
+            self._record_unheld(rec)
+        return not self._stopping
 
     @staticmethod
     def _max_tokens(api: str, body: Mapping[str, Any]) -> int | None:

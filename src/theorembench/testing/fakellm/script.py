@@ -34,7 +34,7 @@ _FAULT_KEYS = frozenset({"kind", "times", "on_hits", "retry_after", "delay_ms", 
 _RULE_KEYS = frozenset({"match", "model", "reply", "reasoning", "delay_ms", "faults", "usage", "finish_reason"})
 _SCRIPT_KEYS = frozenset(
     {"default", "rules", "fault_rate", "fault_kind", "seed", "max_responses", "echo", "models",
-     "logprob_rules", "logprob_default", "bos_token", "logprobs_mode"}
+     "logprob_rules", "logprob_default", "bos_token", "logprobs_mode", "barrier"}
 )  # fmt: skip
 _LOGPROB_RULE_KEYS = frozenset({"match", "logprob"})
 _LOGPROBS_MODES = ("echo", "generated", "none")
@@ -140,7 +140,7 @@ class Rule:
 
 
 class Script:
-    """A compiled script: rules, random faults, the ``max_responses`` budget, models and log-prob rules."""
+    """A compiled script: rules, random faults, the ``max_responses`` budget, the barrier, models and log-prob rules."""
 
     def __init__(self, raw: Mapping[str, Any] | None):
         raw = dict(raw or {})
@@ -159,6 +159,12 @@ class Script:
         mr = raw.get("max_responses")
         self.max_responses = int(mr) if mr is not None else None
         self.admitted = 0  # requests admitted for an ok answer under this script (max_responses budget)
+        barrier = raw.get("barrier")
+        self.barrier = int(barrier) if barrier is not None else 0
+        if self.barrier < 0:
+            raise ValueError(f"barrier must be a count of requests >= 0, got {barrier!r}")
+        self.barrier_waiting = 0  # requests held at the barrier now
+        self.barrier_gen = 0  # batches let through so far
         models = raw.get("models")
         if models:
             self.models = [str(m) for m in models]

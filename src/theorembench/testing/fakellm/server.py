@@ -71,8 +71,8 @@ class FakeLLMServer(LLMRequestHandler, Addresses):
         self._in_loop(self._do_reset)
 
     def release(self) -> None:
-        """Answer every request held by ``max_responses``; further requests are not held
-        until the script is replaced or the server is reset."""
+        """Answer every request held by ``max_responses`` or a ``barrier``; further requests
+        are not held until the script is replaced or the server is reset."""
         self._in_loop(self._do_release)
 
     def start(self) -> FakeLLMServer:
@@ -176,6 +176,7 @@ class FakeLLMServer(LLMRequestHandler, Addresses):
     def _do_release(self) -> None:
         self._hold_lifted = True
         self._release_gen += 1
+        self._script.barrier_waiting = 0
         if self._wake is not None:
             self._wake.set()
             self._wake.clear()
