@@ -21,6 +21,7 @@ test: setup
 
 bench: setup
 	$(BIN)/python bench/eval_throughput.py
+	$(BIN)/python bench/sandbox.py
 
 clean:
 	rm -rf $(VENV) .theorembench demo-output results logs

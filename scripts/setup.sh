@@ -41,13 +41,20 @@ if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! command -v in
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql
 fi
 
+# bubblewrap for the sandbox of generated code (theorembench.sandbox): namespaces without a daemon.
+if ! command -v bwrap >/dev/null 2>&1; then
+    echo "setup: installing system packages for the sandbox: bubblewrap"
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap
+fi
+
 if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv"
     "$PYTHON" -m venv .venv
 fi
 echo "setup: installing theorembench with the exact dependency versions of constraints.txt"
 echo "       (the first run compiles llama.cpp: about 5-6 minutes on 2 cores)"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[local,dev]"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[local,compute,dev]"
 # KaTeX (pinned; keep KATEX_VERSION in src/theorembench/latex/check/engines.py in step)
 # into .venv/node/node_modules, where theorembench.latex.check looks for it: git-ignored, gone with `make clean`.
 KATEX_VERSION=0.16.47

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from theorembench.cli.answers import answers_app
 from theorembench.cli.demo import demo
 from theorembench.cli.eval import eval_app
 from theorembench.cli.hybrid import hybrid_app
@@ -13,6 +14,7 @@ from theorembench.cli.lmb import lmb_app
 from theorembench.cli.local import local_app
 from theorembench.cli.papers import papers_app
 from theorembench.cli.report import prices, report
+from theorembench.cli.sandbox import sandbox_app
 from theorembench.cli.store import store_app
 
 app = typer.Typer(
@@ -28,6 +30,8 @@ app.add_typer(store_app, name="store")
 app.add_typer(papers_app, name="papers")
 app.add_typer(lmb_app, name="lmb")
 app.add_typer(hybrid_app, name="hybrid")
+app.add_typer(answers_app, name="answers")
+app.add_typer(sandbox_app, name="sandbox")
 app.command()(demo)
 app.command()(report)
 app.command()(prices)

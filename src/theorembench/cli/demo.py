@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from theorembench.cli.common import DbOption, opened_store, out
 from theorembench.cli.eval import run_mcq_command
+from theorembench.cli.hybrid import run_hybrid_build, run_hybrid_eval
 from theorembench.cli.lmb import run_lmb_build
 from theorembench.cli.papers import extract_with_progress, summary_line
 
@@ -22,6 +23,15 @@ DEMO_OVERRIDES = {
     "surface.min_length_ratio": 0.0, "surface.max_length_ratio": 100.0, "surface.max_latex_density_gap": 1.0,
     "surface.revisions": 0, "latex.repairs": 1, "context.full_context_chars": 2000,
 }  # fmt: skip
+# Proof2Hybrid on the same papers with one judge and few calls per seed: the tiny model judges
+# nearly everything correct, so the bounds are opened to let every stage run. Real builds use
+# the paper's values (`theorembench hybrid config`).
+HYBRID_OVERRIDES = {
+    "seed_filter.n1": 1, "seed_filter.k1": 1, "distractors.n2": 2, "distractors.k2": 1,
+    "distractor_filter.n3": 1, "distractor_filter.k3": 0, "distractor_filter.k4": 1,
+    "distractor_filter.enforce_bounds": False, "questions.m": 1, "questions.n": 3,
+    "generation.max_tokens": 400, "generation.max_seeds": 6,
+}  # fmt: skip
 
 
 def demo(
@@ -30,13 +40,14 @@ def demo(
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Max completion tokens per evaluation answer.")] = 384,
     db: DbOption = None,
 ) -> None:
-    """The main job, offline on the embedded model: sample papers -> theorems -> questions -> evaluation -> report."""
+    """The main job, offline on the embedded model: sample papers -> LiveMathematicianBench and Proof2Hybrid
+    questions -> evaluation -> report."""
     from theorembench.latex.extract import ExtractSettings
     from theorembench.pipeline.papers import add_local
     from theorembench.report.tables import write_report
     from theorembench.store.papers import PaperRepo
 
-    out.print(f"[bold]theorembench demo[/] with {escape(model)}: the whole LiveMathematicianBench chain, offline.")
+    out.print(f"[bold]theorembench demo[/] with {escape(model)}: LiveMathematicianBench and Proof2Hybrid, offline.")
     out.print("The embedded model is tiny and gets mathematics wrong: this shows the machinery, not a score.\n")
 
     # 1. papers -> main theorems (the rule path finds them; no model needed)
@@ -73,3 +84,14 @@ def demo(
     )  # fmt: skip
     report = write_report(run.output, out_dir, json_path=str(run.out_path), log_path=str(run.log_path))
     out.print(f"report: {report} (with SVG charts beside it)", markup=False)
+
+    # 4. Proof2Hybrid on the same papers: seeds -> judged seeds -> distractors -> m-out-of-n questions -> eval
+    out.print(f"\n[bold]4. Proof2Hybrid[/]: lemma-proof seeds from the same papers, judged, with distractors "
+              f"({escape(model)})")  # fmt: skip
+    summary = run_hybrid_build(db=db, papers=ids, generators=[model], judges=[model], out_dir=out_dir / "hybrid",
+                               overrides=HYBRID_OVERRIDES, concurrency=1)  # fmt: skip
+    if summary["funnel"]["questions"]:
+        run_hybrid_eval(out_dir / "hybrid", model=model, mode="both", max_tokens=max_tokens, max_connections=1,
+                        out_path=out_dir / "hybrid_results.json", log_dir=out_dir / "logs", db=db)  # fmt: skip
+    else:
+        out.print("the embedded model's judges kept too few seeds or distractors for a question; nothing to evaluate")

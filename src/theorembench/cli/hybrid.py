@@ -121,6 +121,14 @@ def hybrid_eval(
     db: DbOption = None,
 ) -> None:
     """Score a model generation-based (loose and tight) and/or perplexity-based, with 95% intervals and baselines."""
+    run_hybrid_eval(folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
+                    max_connections=max_connections, out_path=out_path, log_dir=log_dir, db=db)  # fmt: skip
+
+
+def run_hybrid_eval(folder: Path, *, model: str, mode: str = "both", max_tokens: int | None = None,
+                    limit: int | None = None, max_connections: int | None = None, out_path: Path | None = None,
+                    log_dir: Path | None = None, db: str | Path | None = None) -> dict[str, Any]:  # fmt: skip
+    """``evaluate_hybrid`` with its notes on stderr, then the scores with their intervals as a table."""
     from theorembench.methods.hybrid.service import evaluate_hybrid
 
     def on_note(text: str) -> None:
@@ -149,3 +157,4 @@ def hybrid_eval(
         table.add_row("perplexity (weighted, max 100)", "skipped (see note)", "")
     out.print(table)
     out.print(plain(f"results: {path}"))
+    return results

@@ -1,0 +1,119 @@
+"""Which isolation layers this machine gives, found once per process by running a real sandbox.
+
+The probe starts the full sandbox with a small program that reports, from inside, its uid, its
+pid, the network interfaces it sees, its seccomp and no-new-privs state and its process limit;
+the layers are read from that evidence, not assumed from the command line.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from theorembench.sandbox import layout, seccomp
+from theorembench.sandbox.execute import execute
+
+FULL = ("userns", "netns", "pidns", "ipcns", "utsns", "mountns(bwrap)", "nproc", "seccomp", "no-new-privs",
+        "rlimits", "clean-env", "new-session")  # fmt: skip
+_INSPECT = r"""
+import os, resource, socket, threading
+def threads():  # with a process limit of 8, fewer than 16 threads start
+    stop, started = threading.Event(), 0
+    for _ in range(16):
+        try:
+            threading.Thread(target=stop.wait, daemon=True).start()
+            started += 1
+        except RuntimeError:
+            break
+    stop.set()
+    return started
+status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
+nets = [l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:]]
+print(__import__("json").dumps({"uid": os.getuid(), "pid": os.getpid(), "nets": nets,
+      "seccomp": status.get("Seccomp", "").strip(), "nnp": status.get("NoNewPrivs", "").strip(),
+      "nproc": resource.getrlimit(resource.RLIMIT_NPROC)[0], "hostname": socket.gethostname(),
+      "root_entries": sorted(os.listdir("/")), "env": sorted(os.environ), "threads": threads()}))
+"""
+
+
+@dataclass
+class Probe:
+    """What this machine supports: ``mode`` is "bwrap" (full) or "fallback"; ``layers`` as verified."""
+
+    mode: str
+    layers: list[str]
+    root: bool
+    bwrap: str | None
+    problems: list[str] = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+
+    @property
+    def full(self) -> bool:
+        return all(layer in self.layers for layer in FULL)
+
+    def to_dict(self) -> dict:
+        return {"mode": self.mode, "full": self.full, "layers": self.layers, "missing": [x for x in FULL if x not in
+                self.layers], "root": self.root, "bwrap": self.bwrap, "problems": self.problems}  # fmt: skip
+
+
+def full_argv(bwrap: str, workdir: Path, env: dict[str, str], rlimits: dict[str, list[int]], argv: list[str],
+              report_fd: int | None = None) -> list[str]:  # fmt: skip
+    """The full sandbox's command line (stage0 first when the caller is root)."""
+    launcher = layout.launcher_argv(rlimits, seccomp.filter_program().hex(), argv, report_fd)
+    inner = layout.bwrap_argv(bwrap, workdir, env, launcher)
+    uid = layout.SANDBOX_UID if os.geteuid() == 0 else None
+    return layout.stage0_argv(uid, [*layout.interpreter_paths(), str(workdir)], inner)
+
+
+def prepare_workdir(path: Path) -> None:
+    """The work folder must be writable by the sandbox's user (host uid 65534 when the caller is root)."""
+    if os.geteuid() == 0:
+        for root, dirs, files in os.walk(path):
+            for name in [root, *(os.path.join(root, d) for d in dirs), *(os.path.join(root, f) for f in files)]:
+                os.lchown(name, layout.SANDBOX_UID, layout.SANDBOX_UID)
+
+
+@functools.cache
+def probe() -> Probe:
+    root = os.geteuid() == 0
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return Probe("fallback", _fallback_layers(), root, None, ["bubblewrap (bwrap) is not installed"])
+    from theorembench.sandbox.result import Limits
+
+    with tempfile.TemporaryDirectory(prefix="tb-probe-") as tmp:
+        work = Path(tmp)
+        prepare_workdir(work)
+        env = layout.clean_env()
+        limits = Limits(timeout_s=20, processes=8).rlimits()
+        argv = full_argv(bwrap, work, env, limits, [layout.python(), "-I", "-c", _INSPECT])
+        out = execute(argv, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, cwd=work, timeout_s=20,
+                      max_output_bytes=100_000)  # fmt: skip
+    try:
+        ev = json.loads(out.stdout)
+    except ValueError:
+        problem = (out.stderr.decode(errors="replace").strip() or f"exit {out.returncode}")[-300:]
+        return Probe("fallback", _fallback_layers(), root, bwrap, [f"bubblewrap does not run here: {problem}"])
+    layers = ["userns"]
+    layers += ["netns"] if ev["nets"] == ["lo"] else []
+    layers += ["pidns"] if ev["pid"] <= 4 else []
+    layers += ["ipcns", "utsns"] if ev["hostname"] == "sandbox" else []
+    expected = {"usr", "etc", "tmp", "proc", "dev", layout.WORK.strip("/"), *layout.TOP}
+    expected |= {Path(p).parts[1] for p in layout.interpreter_paths()}
+    layers += ["mountns(bwrap)"] if set(ev["root_entries"]) <= expected else []
+    layers += ["nproc"] if ev["threads"] < 16 else []
+    layers += ["seccomp"] if ev["seccomp"] == "2" else []
+    layers += ["no-new-privs"] if ev["nnp"] == "1" else []
+    layers += ["rlimits", "clean-env", "new-session"]
+    problems = [f"layer not in force: {x}" for x in FULL if x not in layers]
+    return Probe("bwrap", layers, root, bwrap, problems, ev)
+
+
+def _fallback_layers() -> list[str]:
+    layers = ["rlimits", "clean-env", "new-session", "no-new-privs"]
+    return layers + (["seccomp"] if seccomp.filter_program() else [])

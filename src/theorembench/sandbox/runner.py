@@ -1,0 +1,158 @@
+"""``run_sandboxed``: one command or Python script, isolated, limited, judged and recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from theorembench.common.errors import UserError
+from theorembench.sandbox import layout, seccomp
+from theorembench.sandbox.execute import Outcome, execute
+from theorembench.sandbox.probe import FULL, Probe, full_argv, prepare_workdir, probe
+from theorembench.sandbox.result import Limits, SandboxResult, usage_of
+
+STRICT_ENV = "THEOREMBENCH_SANDBOX_STRICT"
+_MEMORY_MARKERS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory", "Unable to allocate")
+_warned = False
+
+
+class SandboxError(UserError):
+    """The sandbox refused to run: strict mode below full isolation, or a bad request."""
+
+
+def strict_default() -> bool:
+    """``THEOREMBENCH_SANDBOX_STRICT=1``: refuse to run below full isolation."""
+    return os.environ.get(STRICT_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _check_level(pr: Probe, strict: bool) -> None:
+    global _warned
+    if pr.full:
+        return
+    missing = ", ".join(x for x in FULL if x not in pr.layers)
+    detail = "; ".join(pr.problems)
+    if strict:
+        raise SandboxError(f"strict sandbox refuses to run below full isolation: missing {missing} ({detail})")
+    if not _warned:
+        _warned = True
+        print(f"WARNING: theorembench sandbox below full isolation, missing: {missing}. {detail}. Code runs with "
+              f"rlimits, a clean environment and a timeout only; set {STRICT_ENV}=1 to refuse.", file=sys.stderr)  # fmt: skip
+
+
+def _write_files(work: Path, files: Mapping[str, str | bytes]) -> None:
+    for name, data in files.items():
+        rel = Path(name)
+        if rel.is_absolute() or ".." in rel.parts:
+            raise SandboxError(f"sandbox file name must be relative, without '..': {name}")
+        path = work / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink():
+            path.unlink()
+        path.write_bytes(data.encode() if isinstance(data, str) else data)
+
+
+def run_sandboxed(argv: Sequence[str] | None = None, *, script: str | None = None, timeout_s: float = 30.0,
+                  memory_mb: int = 2048, cpu_s: int | None = None, max_output_bytes: int = 1_000_000,
+                  processes: int = 64, file_size_mb: int = 64, files: Mapping[str, str | bytes] | None = None,
+                  work_dir: str | Path | None = None, env_allow: Sequence[str] = (), stdin: bytes | None = None,
+                  strict: bool | None = None) -> SandboxResult:  # fmt: skip
+    """Run ``argv`` (``python`` as its first word means the sandbox's Python) or the Python ``script``.
+
+    ``files`` are written into the work folder first (a fresh one, removed after the run, unless
+    ``work_dir`` names one to keep). The program sees the work folder as its current directory.
+    """
+    if (argv is None) == (script is None):
+        raise SandboxError("give either a command (argv) or a Python script, not both")
+    limits = Limits(timeout_s=timeout_s, cpu_s=cpu_s, memory_mb=memory_mb, max_output_bytes=max_output_bytes,
+                    file_size_mb=file_size_mb, processes=processes)  # fmt: skip
+    pr = probe()
+    _check_level(pr, strict_default() if strict is None else strict)
+    tmp = tempfile.mkdtemp(prefix="tb-sandbox-") if work_dir is None else None
+    work = Path(tmp) if tmp else Path(work_dir).absolute()  # type: ignore[arg-type]
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+        _write_files(work, dict(files or {}, **({"main.py": script} if script is not None else {})))
+        cmd = list(argv) if argv is not None else ["python", "main.py"]
+        if not cmd:
+            raise SandboxError("empty command")
+        if cmd[0] in ("python", "python3"):
+            cmd[0] = layout.python()
+        rlimits = limits.rlimits()
+        report_r, report_w = os.pipe()
+        if pr.mode == "bwrap":
+            assert pr.bwrap is not None
+            prepare_workdir(work)
+            full = full_argv(pr.bwrap, work, layout.clean_env(env_allow), rlimits, cmd, report_w)
+            outer_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        else:
+            outer_env = layout.clean_env(env_allow, for_bwrap=False)
+            outer_env["HOME"] = outer_env["TMPDIR"] = str(work)
+            full = layout.launcher_argv(rlimits, seccomp.filter_program().hex(), cmd, report_w)
+        try:
+            out = execute(full, env=outer_env, cwd=work, timeout_s=timeout_s, max_output_bytes=max_output_bytes,
+                          stdin=stdin, pass_fds=(report_w,), term_first=pr.mode == "bwrap")  # fmt: skip
+        finally:
+            os.close(report_w)
+            report = _read_report(report_r)
+        return _judge(out, pr, limits, rlimits["RLIMIT_CPU"][0], report)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _read_report(fd: int) -> dict:
+    """The launcher's report of the program's CPU time and peak memory ({} when it was killed first)."""
+    os.set_blocking(fd, False)
+    data = b""
+    try:
+        while chunk := os.read(fd, 4096):
+            data += chunk
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(fd)
+    try:
+        report = json.loads(data)
+        return {"cpu_s": float(report["cpu_s"]), "peak_mb": float(report["maxrss_kb"]) / 1024}
+    except (ValueError, KeyError, TypeError):
+        return {}
+
+
+def _judge(out: Outcome, pr: Probe, limits: Limits, cpu_limit: int, report: dict) -> SandboxResult:
+    code, sig = out.returncode, None
+    if code < 0:
+        sig = -code
+    elif 128 < code < 128 + 65:  # the launcher (and bubblewrap) report a signal as 128 + its number
+        sig = code - 128
+    cpu, peak = usage_of(out.rusage)  # type: ignore[arg-type]
+    if report:  # the launcher's figures: the caller's wait4 also counts the stages and the fork of a big caller
+        cpu, peak = report["cpu_s"], report["peak_mb"]
+    stderr = out.stderr.decode("utf-8", errors="replace")
+    tail = stderr[-4000:]
+    if out.timed_out:
+        status, reason = "timeout", f"wall time limit ({limits.timeout_s:g} s)"
+    elif out.output_limit:
+        status, reason = "killed", f"output limit ({limits.max_output_bytes} bytes)"
+    elif sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= cpu_limit - 0.05):
+        status, reason = "timeout", f"CPU time limit ({cpu_limit} s)"
+    elif code in (125, 126) and ("sandbox launcher:" in tail or "sandbox stage0:" in tail):
+        status, reason = "error", "the sandbox could not start the program"
+    elif code == 0:
+        status, reason = "ok", ""
+    elif any(marker in tail for marker in _MEMORY_MARKERS):
+        status, reason = "memory", f"memory limit ({limits.memory_mb} MB)"
+    elif sig is not None:
+        status, reason = "killed", f"signal {signal.Signals(sig).name if sig in signal.valid_signals() else sig}"
+    else:
+        status, reason = "error", f"exit code {code}"
+    return SandboxResult(status=status, exit_code=None if sig else code, signal=sig,
+                         stdout=out.stdout.decode("utf-8", errors="replace"), stderr=stderr,
+                         stdout_truncated=out.stdout_truncated, stderr_truncated=out.stderr_truncated,
+                         wall_s=round(out.wall_s, 4), cpu_s=round(cpu, 4), peak_memory_mb=round(peak, 1),
+                         isolation=list(pr.layers), reason=reason, limits=limits.__dict__.copy())  # fmt: skip

@@ -1,0 +1,112 @@
+"""The sandbox: legitimate computations, results, the commands, strict mode and the fallback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from theorembench.cli.app import app
+from theorembench.sandbox import FULL, Probe, SandboxError, probe, run_sandboxed, runner
+from theorembench.sandbox.seccomp import filter_program
+
+
+@pytest.fixture
+def full() -> Probe:
+    pr = probe()
+    if not pr.full:
+        pytest.skip(f"full isolation not available here: {pr.problems}")
+    return pr
+
+
+def test_sympy_computation_works_inside(full: Probe) -> None:
+    res = run_sandboxed(script="import sympy as sp\nx = sp.symbols('x')\n"
+                               "print(sp.integrate(sp.sin(x)**2, (x, 0, sp.pi)), sp.factorint(2**64 + 1))")  # fmt: skip
+    assert res.ok, res.stderr
+    assert res.stdout.split("\n")[0] == "pi/2 {274177: 1, 67280421310721: 1}"
+    assert res.isolation == list(full.layers) and set(FULL) <= set(res.isolation)
+
+
+def test_numpy_eigenvalues_of_a_720_matrix_work_inside(full: Probe) -> None:
+    res = run_sandboxed(script="import numpy as np\nrng = np.random.default_rng(0)\nm = rng.standard_normal((720, 720))\n"
+                               "w = np.linalg.eigvalsh(m + m.T)\nprint(len(w), bool(np.all(np.diff(w) >= 0)))",
+                        timeout_s=120, memory_mb=2048)  # fmt: skip
+    assert res.ok, res.stderr
+    assert res.stdout.split() == ["720", "True"] and res.peak_memory_mb > 20 and res.cpu_s > 0
+
+
+def test_mpmath_and_networkx_import_inside(full: Probe) -> None:
+    res = run_sandboxed(["python", "-c", "import mpmath, networkx as nx; mpmath.mp.dps = 30; "
+                         "print(mpmath.zeta(3), nx.number_of_nodes(nx.petersen_graph()))"])  # fmt: skip
+    assert res.ok and res.stdout.split() == ["1.20205690315959428539973816151", "10"]
+
+
+def test_files_go_into_the_work_folder_and_stdin_arrives(tmp_path: Path, full: Probe) -> None:
+    work = tmp_path / "w"
+    res = run_sandboxed(["python", "-c", "import sys; print(open('data/in.txt').read(), sys.stdin.read())"],
+                        files={"data/in.txt": "hello"}, stdin=b"world", work_dir=work)  # fmt: skip
+    assert res.stdout.split() == ["hello", "world"] and (work / "data" / "in.txt").read_text() == "hello"
+    with pytest.raises(SandboxError):
+        run_sandboxed(["true"], files={"../x": "no"})
+    with pytest.raises(SandboxError):
+        run_sandboxed(["true"], script="print(1)")
+
+
+def test_exit_codes_and_signals_are_reported(full: Probe) -> None:
+    res = run_sandboxed(["python", "-c", "import sys; sys.exit(3)"])
+    assert (res.status, res.exit_code, res.signal) == ("error", 3, None)
+    res = run_sandboxed(["python", "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"])
+    assert (res.status, res.exit_code, res.signal) == ("killed", None, 11)
+    res = run_sandboxed(["no-such-program"])
+    assert res.status == "error" and "cannot run" in res.stderr
+
+
+def test_strict_refuses_below_full_isolation(monkeypatch: pytest.MonkeyPatch) -> None:
+    weak = Probe("fallback", ["rlimits", "clean-env"], True, None, ["bubblewrap (bwrap) is not installed"])
+    monkeypatch.setattr(runner, "probe", lambda: weak)
+    with pytest.raises(SandboxError, match="strict sandbox refuses"):
+        run_sandboxed(["true"], strict=True)
+    monkeypatch.setenv("THEOREMBENCH_SANDBOX_STRICT", "1")
+    with pytest.raises(SandboxError, match="missing userns"):
+        run_sandboxed(["true"])
+
+
+def test_fallback_still_limits_cleans_and_warns(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    layers = ["rlimits", "clean-env", "new-session", "no-new-privs"] + (["seccomp"] if filter_program() else [])
+    monkeypatch.setattr(runner, "probe", lambda: Probe("fallback", layers, True, None, ["no bwrap"]))
+    monkeypatch.setattr(runner, "_warned", False)
+    monkeypatch.setenv("TB_CANARY", "secret-value")
+    res = run_sandboxed(script="import os, resource\nprint(os.environ.get('TB_CANARY'), "
+                               "resource.getrlimit(resource.RLIMIT_NOFILE)[0])", strict=False)  # fmt: skip
+    assert res.ok and res.stdout.split() == ["None", "256"] and res.isolation == layers
+    assert "WARNING: theorembench sandbox below full isolation" in capsys.readouterr().err
+    assert run_sandboxed(script="while True: pass", timeout_s=5, cpu_s=1).status == "timeout"
+
+
+def test_cli_runs_a_script_with_arguments(tmp_path: Path, full: Probe) -> None:
+    script = tmp_path / "hello.py"
+    script.write_text("import os, sys\nprint(sys.argv[1:], os.getcwd())\n")
+    result = CliRunner().invoke(app, ["sandbox", "run", "--timeout", "20", str(script), "a", "--b"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["status"] == "ok" and data["stdout"] == "['a', '--b'] /sandbox\n" and "seccomp" in data["isolation"]
+    assert {"exit_code", "stdout_truncated", "stderr_truncated", "wall_s", "cpu_s", "peak_memory_mb"} <= set(data)
+
+
+def test_cli_runs_a_command_and_fails_on_timeout(full: Probe) -> None:
+    result = CliRunner().invoke(app, ["sandbox", "run", "--", "sh", "-c", "echo $HOME; ls /root"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["stdout"].split()[0] == "/tmp"
+    result = CliRunner().invoke(app, ["sandbox", "run", "--timeout", "1", "--", "sleep", "30"])
+    assert result.exit_code == 1 and json.loads(result.stdout)["status"] == "timeout"
+
+
+def test_cli_check_lists_layers_and_tools(full: Probe) -> None:
+    result = CliRunner().invoke(app, ["sandbox", "check", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["full"] and data["missing"] == [] and set(FULL) <= set(data["layers"])
+    assert all(data["tools"]["python"][name] for name in ("sympy", "numpy", "mpmath", "networkx"))
+    assert set(data["tools"]["host"]) == {"sage", "gap", "gp"}
