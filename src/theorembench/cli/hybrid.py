@@ -142,13 +142,11 @@ def run_hybrid_eval(folder: Path, *, model: str, mode: str = "both", max_tokens:
     if "generation" in results:
         s = results["generation"]["summary"]
         for metric in ("loose", "tight"):
-            low, high = s["ci95"][metric]
-            shown = "n=0" if s[metric] is None else f"{s[metric]:.1f} [{low:.1f}–{high:.1f}] n={s['n']}"
+            shown = _points(s[metric], s["ci95"][metric], s["n"])
             table.add_row(f"{metric} (m-out-of-n)", shown, f"{s['random_baseline'][metric]:.1f}")
     if "perplexity" in results:
         p = results["perplexity"]["summary"]
-        low, high = p["ci95"]
-        shown = "n=0" if not p["n"] else f"{p['score']:.1f} [{low:.1f}–{high:.1f}] n={p['n']}"
+        shown = _points(p["score"] if p["n"] else None, p["ci95"], p["n"])
         table.add_row("perplexity (weighted, max 100)", shown, f"{p['random_baseline']:.1f}")
         if p.get("n_ties") or p.get("n_errors"):
             out.print(f"perplexity: {p.get('n_ties', 0)} tied questions (points split among the tied options), "
@@ -158,3 +156,11 @@ def run_hybrid_eval(folder: Path, *, model: str, mode: str = "both", max_tokens:
     out.print(table)
     out.print(plain(f"results: {path}"))
     return results
+
+
+def _points(score: float | None, ci95: list[float], n: int) -> str:
+    """``61.0 [43.2–76.5] n=29``: a score in points with its 95% interval and sample size."""
+    if score is None:
+        return "n=0"
+    low, high = ci95
+    return f"{score:.1f} [{low:.1f}–{high:.1f}] n={n}"

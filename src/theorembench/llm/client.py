@@ -149,14 +149,19 @@ def cache_key(spec: ModelSpec, messages: list[Message], settings: GenerateSettin
         "sample": sample,
         "schema": schema,
     }
+    return key_digest(payload)
+
+
+def key_digest(payload: dict[str, Any]) -> str:
+    """The cache key of a request's identity: SHA-256 of its canonical JSON (every cached call kind uses this)."""
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def check_model(name: str, *, base_url: str | None = None, api_key: str | None = None,
-                backend: str | None = None) -> ModelSpec:  # fmt: skip
+                backend: str | None = None, revision: str | None = None) -> ModelSpec:  # fmt: skip
     """A model's spec, with its name, credentials and a backend that serves it checked now (no store needed)."""
-    spec = resolve_model(name, base_url=base_url, api_key=api_key)
+    spec = resolve_model(name, base_url=base_url, api_key=api_key, revision=revision)
     choose_backend(spec.provider, backend)  # a bad choice fails now too
     return spec
 

@@ -36,7 +36,6 @@ server started with it.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from typing import Any
 import aiohttp
 
 from theorembench.common.retry import FailedAttempt, RetryPolicy, Verdict, retry_after_seconds
-from theorembench.llm.client import LLM, _note_call
+from theorembench.llm.client import LLM, _note_call, key_digest
 from theorembench.llm.models import ModelSpec
 
 #: The request settings sent with every prompt (part of the cache key).
@@ -89,8 +88,7 @@ def logprobs_cache_key(spec: ModelSpec, prompt: str, request: dict[str, Any] | N
     """The cache key of one prompt: who answers (model name, endpoint with revision tag), the prompt, the settings."""
     payload = {"kind": "prompt_logprobs", "model": spec.name, "endpoint": spec.endpoint, "prompt": prompt,
                "settings": request or REQUEST}  # fmt: skip
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return key_digest(payload)
 
 
 def unsupported_reason(spec: ModelSpec) -> str | None:

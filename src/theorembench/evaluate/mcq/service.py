@@ -8,7 +8,6 @@ credentials) is checked before any work starts, and raises a
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -84,9 +83,7 @@ def evaluate_mcq(
         raise UserError("--n, --max-connections and --limit must be positive")
     dataset = load_dataset(Path(file))
     prices = PriceTable.load()
-    spec = check_model(model, base_url=base_url, api_key=api_key)  # before the store is opened
-    if model_revision:
-        spec = dataclasses.replace(spec, revision=model_revision)
+    spec = check_model(model, base_url=base_url, api_key=api_key, revision=model_revision)  # before the store opens
     if max_connections is None:
         # the released scripts use 4; llama.cpp serves one request at a time fastest
         max_connections = 1 if spec.is_local else 4
