@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from theorembench.cli.app import app
+from theorembench.common.errors import UserError
 from theorembench.sandbox import FULL, Probe, SandboxError, probe, run_sandboxed, runner
 from theorembench.sandbox.seccomp import filter_program
 
@@ -73,6 +74,24 @@ def test_strict_refuses_below_full_isolation(monkeypatch: pytest.MonkeyPatch) ->
         run_sandboxed(["true"])
 
 
+def test_strict_from_the_settings_file_and_the_variable_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    weak = Probe("fallback", ["rlimits", "clean-env"], True, None, ["bubblewrap (bwrap) is not installed"])
+    monkeypatch.setattr(runner, "probe", lambda: weak)
+    monkeypatch.setattr(runner, "_warned", True)
+    settings = tmp_path / "home" / "sandbox.toml"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text("[sandbox]\nstrict = true\n")
+    with pytest.raises(SandboxError, match="strict sandbox refuses"):
+        run_sandboxed(["true"])
+    assert run_sandboxed(["true"], strict=False).ok  # the option wins over the file
+    monkeypatch.setenv("THEOREMBENCH_SANDBOX_STRICT", "0")  # and the variable too
+    assert run_sandboxed(["true"]).ok
+    monkeypatch.delenv("THEOREMBENCH_SANDBOX_STRICT")
+    settings.write_text("[sandbox]\nstrickt = true\n")
+    with pytest.raises(UserError, match="sandbox.strickt: Extra inputs"):
+        run_sandboxed(["true"])
+
+
 def test_fallback_still_limits_cleans_and_warns(monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     layers = ["rlimits", "clean-env", "new-session", "no-new-privs"] + (["seccomp"] if filter_program() else [])
@@ -110,3 +129,4 @@ def test_cli_check_lists_layers_and_tools(full: Probe) -> None:
     assert data["full"] and data["missing"] == [] and set(FULL) <= set(data["layers"])
     assert all(data["tools"]["python"][name] for name in ("sympy", "numpy", "mpmath", "networkx"))
     assert set(data["tools"]["host"]) == {"sage", "gap", "gp"}
+    assert data["strict"] is False and data["settings"].endswith("sandbox.toml")

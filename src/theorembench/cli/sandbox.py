@@ -49,10 +49,14 @@ def sandbox_check(
     tools: Annotated[bool, typer.Option("--tools/--no-tools", help="Also list the tools usable inside.")] = True,
 ) -> None:
     """Which isolation layers this machine gives, and the tool manifest (sympy, numpy, ...; sage, gap, gp)."""
-    from theorembench.sandbox import FULL, probe, tool_manifest
+    from theorembench.sandbox import FULL, probe, strict_default, tool_manifest
+    from theorembench.sandbox.settings import settings_path
 
     pr = probe()
-    report = pr.to_dict() | ({"tools": tool_manifest()} if tools else {})
+    with user_errors():
+        strict = strict_default()
+    report = pr.to_dict() | {"strict": strict, "settings": str(settings_path())}
+    report |= {"tools": tool_manifest()} if tools else {}
     if as_json:
         print(json.dumps(report, indent=2))
         return
@@ -60,7 +64,8 @@ def sandbox_check(
     for layer in FULL:
         table.add_row(layer, "yes" if layer in pr.layers else "NO")
     out.print(table)
-    out.print(plain(f"mode: {pr.mode}   full isolation: {'yes' if pr.full else 'NO'}"))
+    out.print(plain(f"mode: {pr.mode}   full isolation: {'yes' if pr.full else 'NO'}   strict: "
+                    f"{'on' if strict else 'off'} (settings: {report['settings']})"))
     for problem in pr.problems:
         out.print(plain(f"problem: {problem}"))
     if tools:

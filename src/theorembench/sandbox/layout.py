@@ -75,7 +75,8 @@ def launcher_argv(rlimits: dict[str, list[int]], seccomp_hex: str, argv: list[st
     return [python(), "-I", "-S", "-c", LAUNCHER, json.dumps(cfg)]
 
 
-def bwrap_argv(bwrap: str, workdir: Path, env: dict[str, str], inner: list[str], tmp_mb: int = 256) -> list[str]:
+def bwrap_argv(bwrap: str, workdir: Path, env: dict[str, str], inner: list[str], tmp_mb: int = 256,
+               chdir: str = WORK) -> list[str]:  # fmt: skip
     """bubblewrap: every namespace, a read-only system, the interpreter, one writable work folder."""
     argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "sandbox", "--clearenv",
@@ -91,7 +92,7 @@ def bwrap_argv(bwrap: str, workdir: Path, env: dict[str, str], inner: list[str],
     for path in interpreter_paths():
         argv += ["--ro-bind", path, path]
     argv += ["--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
-             "--bind", str(workdir), WORK, "--chdir", WORK]  # fmt: skip
+             "--bind", str(workdir), WORK, "--chdir", chdir]  # fmt: skip
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return argv + ["--", *inner]

@@ -62,10 +62,10 @@ class Probe:
 
 
 def full_argv(bwrap: str, workdir: Path, env: dict[str, str], rlimits: dict[str, list[int]], argv: list[str],
-              report_fd: int | None = None) -> list[str]:  # fmt: skip
+              report_fd: int | None = None, chdir: str = layout.WORK) -> list[str]:  # fmt: skip
     """The full sandbox's command line (stage0 first when the caller is root)."""
     launcher = layout.launcher_argv(rlimits, seccomp.filter_program().hex(), argv, report_fd)
-    inner = layout.bwrap_argv(bwrap, workdir, env, launcher)
+    inner = layout.bwrap_argv(bwrap, workdir, env, launcher, chdir=chdir)
     uid = layout.SANDBOX_UID if os.geteuid() == 0 else None
     return layout.stage0_argv(uid, [*layout.interpreter_paths(), str(workdir)], inner)
 

@@ -16,19 +16,14 @@ from theorembench.sandbox import layout, seccomp
 from theorembench.sandbox.execute import Outcome, execute
 from theorembench.sandbox.probe import FULL, Probe, full_argv, prepare_workdir, probe
 from theorembench.sandbox.result import Limits, SandboxResult, usage_of
+from theorembench.sandbox.settings import STRICT_ENV, strict_default
 
-STRICT_ENV = "THEOREMBENCH_SANDBOX_STRICT"
 _MEMORY_MARKERS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory", "Unable to allocate")
 _warned = False
 
 
 class SandboxError(UserError):
     """The sandbox refused to run: strict mode below full isolation, or a bad request."""
-
-
-def strict_default() -> bool:
-    """``THEOREMBENCH_SANDBOX_STRICT=1``: refuse to run below full isolation."""
-    return os.environ.get(STRICT_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def _check_level(pr: Probe, strict: bool) -> None:
@@ -42,7 +37,8 @@ def _check_level(pr: Probe, strict: bool) -> None:
     if not _warned:
         _warned = True
         print(f"WARNING: theorembench sandbox below full isolation, missing: {missing}. {detail}. Code runs with "
-              f"rlimits, a clean environment and a timeout only; set {STRICT_ENV}=1 to refuse.", file=sys.stderr)  # fmt: skip
+              f"rlimits, a clean environment and a timeout only; set {STRICT_ENV}=1 (or strict = true in "
+              f"sandbox.toml) to refuse.", file=sys.stderr)  # fmt: skip
 
 
 def _write_files(work: Path, files: Mapping[str, str | bytes]) -> None:
@@ -61,11 +57,14 @@ def run_sandboxed(argv: Sequence[str] | None = None, *, script: str | None = Non
                   memory_mb: int = 2048, cpu_s: int | None = None, max_output_bytes: int = 1_000_000,
                   processes: int = 64, file_size_mb: int = 64, files: Mapping[str, str | bytes] | None = None,
                   work_dir: str | Path | None = None, env_allow: Sequence[str] = (), stdin: bytes | None = None,
-                  strict: bool | None = None) -> SandboxResult:  # fmt: skip
+                  strict: bool | None = None, env: Mapping[str, str] | None = None,
+                  cwd: str | None = None) -> SandboxResult:  # fmt: skip
     """Run ``argv`` (``python`` as its first word means the sandbox's Python) or the Python ``script``.
 
     ``files`` are written into the work folder first (a fresh one, removed after the run, unless
-    ``work_dir`` names one to keep). The program sees the work folder as its current directory.
+    ``work_dir`` names one to keep). The program starts in the work folder (``/sandbox`` inside),
+    or in ``cwd``, a folder under it. ``env_allow`` names variables of the caller to pass through;
+    ``env`` sets variables explicitly. Nothing else of the caller's environment goes in.
     """
     if (argv is None) == (script is None):
         raise SandboxError("give either a command (argv) or a Python script, not both")
@@ -84,18 +83,21 @@ def run_sandboxed(argv: Sequence[str] | None = None, *, script: str | None = Non
         if cmd[0] in ("python", "python3"):
             cmd[0] = layout.python()
         rlimits = limits.rlimits()
+        sub = _subfolder(work, cwd)
         report_r, report_w = os.pipe()
         if pr.mode == "bwrap":
             assert pr.bwrap is not None
             prepare_workdir(work)
-            full = full_argv(pr.bwrap, work, layout.clean_env(env_allow), rlimits, cmd, report_w)
+            inner_env = layout.clean_env(env_allow) | dict(env or {})
+            chdir = str(Path(layout.WORK, sub)) if sub != Path(".") else layout.WORK
+            full = full_argv(pr.bwrap, work, inner_env, rlimits, cmd, report_w, chdir=chdir)
             outer_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
-            outer_env = layout.clean_env(env_allow, for_bwrap=False)
+            outer_env = layout.clean_env(env_allow, for_bwrap=False) | dict(env or {})
             outer_env["HOME"] = outer_env["TMPDIR"] = str(work)
             full = layout.launcher_argv(rlimits, seccomp.filter_program().hex(), cmd, report_w)
         try:
-            out = execute(full, env=outer_env, cwd=work, timeout_s=timeout_s, max_output_bytes=max_output_bytes,
+            out = execute(full, env=outer_env, cwd=work / sub, timeout_s=timeout_s, max_output_bytes=max_output_bytes,
                           stdin=stdin, pass_fds=(report_w,), term_first=pr.mode == "bwrap")  # fmt: skip
         finally:
             os.close(report_w)
@@ -104,6 +106,25 @@ def run_sandboxed(argv: Sequence[str] | None = None, *, script: str | None = Non
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _subfolder(work: Path, cwd: str | None) -> Path:
+    """``cwd`` as a folder under the work folder (relative, or absolute under /sandbox); created if missing."""
+    if not cwd:
+        return Path(".")
+    path = Path(cwd)
+    if path.is_absolute():
+        try:
+            path = path.relative_to(layout.WORK)
+        except ValueError:
+            raise SandboxError(f"working folder {cwd} is outside the sandbox's work folder {layout.WORK}") from None
+    if ".." in path.parts:
+        raise SandboxError(f"working folder must not contain '..': {cwd}")
+    target = work / path
+    if not os.path.realpath(target).startswith(os.path.realpath(work)):
+        raise SandboxError(f"working folder {cwd} leaves the work folder")
+    target.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _read_report(fd: int) -> dict:

@@ -13,7 +13,7 @@ WHOLE_REPLY_CHARS = 200
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _ANSWER_LINE = re.compile(
     r"^[\s*_#>-]*(?:the\s+)?(?:final\s+answer|answer)[\s*_]*(?:is[\s*_]*)?[:\uff1a][\s*_]*(.*)$"
-    r"|^[\s*_#>-]*the\s+final\s+answer\s+is[\s*_:]*(.*)$",
+    r"|^[\s*_#>-]*(?:so\s+|thus\s+|hence\s+|therefore,?\s+)?the\s+(?:final\s+)?answer\s+is[\s*_:]*(.*)$",
     re.IGNORECASE,
 )
 _PROSE = re.compile(r"[A-Za-z][A-Za-z][ \t][ \t]*[A-Za-z][A-Za-z]")  # two words; no nested repeats (linear)

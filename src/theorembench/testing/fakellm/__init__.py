@@ -20,6 +20,9 @@ What it answers is driven by a *script* (a plain dict or a JSON file)::
         {"match": "regex, re.search(..., re.DOTALL) over the prompt text",
          "model": "optional exact model name",
          "reply": "text" | ["1st", "2nd", "..."],            # may contain {last_user}
+         # or a tool-call reply (alone or as an element of a sequence):
+         #   {"content": "optional text",
+         #    "tool_calls": [{"name": "python", "arguments": {"code": "print(1)"}, "id": "optional"}]}
          "reasoning": "optional reasoning text" | [...],
          "delay_ms": 200,
          "faults": [{"kind": "429", "times": 2, "retry_after": 0.5}],
@@ -60,6 +63,22 @@ Semantics worth knowing:
   requests were in flight at once without timing them).  ``release()`` lets a
   partial batch go and lifts the barrier as it lifts ``max_responses``.
 * ``delay_ms`` is an ``asyncio.sleep`` in the handler (applies to faults too).
+* Tool calls: a reply ``{"content": ..., "tool_calls": [...]}`` answers with
+  ``message.tool_calls`` (``type: function``, ``function.arguments`` a JSON
+  string, ``finish_reason: "tool_calls"``; streamed as ``delta.tool_calls``) in
+  chat completions, ``function_call`` output items (``call_id``, ``name``,
+  ``arguments``) in the Responses API, and ``tool_use`` blocks (``id``, ``name``,
+  ``input``; ``stop_reason: "tool_use"``, streamed as ``input_json_delta``) in
+  Anthropic messages; text, when there is any, comes first.  A call needs a
+  ``name``; ``arguments`` (default ``{}``) must be a JSON object; a bad spec is
+  a ``ValueError`` when the script loads.  An unscripted ``id`` is
+  ``call_<rule>_<answer>_<index>`` (rule index or ``default``, the rule's
+  answered count from 0, the call's position).  Scripted ``usage`` and
+  ``finish_reason`` apply as for text; a ``max_tokens`` cut drops the calls.
+  The matched prompt text includes tool results (``role: tool`` messages,
+  ``function_call_output`` items, ``tool_result`` blocks), so a rule can answer
+  "after the tool returned 42".  Each request log entry's ``tools`` lists the
+  tools offered, as ``{"name", "description", "parameters"}`` for every protocol.
 
 Legacy completions (``/v1/completions``): ``prompt`` (a string, or a list of
 strings giving one choice each) is what rules match; the reply is the rule's
@@ -83,12 +102,12 @@ are ``{token: logprob}`` of the token itself.
 See :class:`FakeLLMServer` for the in-process server and :func:`spawn` for
 running it in a child process (``python -m theorembench.testing.fakellm``).
 
-Modules: ``script`` (rules, replies, faults, latency), ``prompts`` (request
-inspection), ``recording`` (counters and request log), ``request_handling``
-(the LLM request pipeline and fault injection), one module per protocol
-(``openai_chat``, ``openai_responses``, ``openai_completions``,
-``anthropic_messages``), ``wire`` (shared HTTP helpers), ``server`` (the
-aiohttp server) and ``spawn`` (child-process mode).
+Modules: ``script`` (rules, replies, faults, latency), ``tool_calls`` (tool-call
+replies and offered tools), ``prompts`` (request inspection), ``recording``
+(counters and request log), ``request_handling`` (the LLM request pipeline and
+fault injection), one module per protocol (``openai_chat``, ``openai_responses``,
+``openai_completions``, ``anthropic_messages``), ``wire`` (shared HTTP helpers),
+``server`` (the aiohttp server) and ``spawn`` (child-process mode).
 """
 
 from __future__ import annotations

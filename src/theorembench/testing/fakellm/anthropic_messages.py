@@ -3,24 +3,37 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
 from aiohttp import web
 
+from theorembench.testing.fakellm.tool_calls import ToolCall
 from theorembench.testing.fakellm.wire import sse_start, text_pieces
 
 #: OpenAI ``finish_reason`` -> Anthropic ``stop_reason``.
-STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}
+STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 
 
 def messages_body(
-    rid: int, model: str, reply: str, reasoning: str | None, finish: str, pt: int, ct: int
+    rid: int,
+    model: str,
+    reply: str,
+    reasoning: str | None,
+    finish: str,
+    pt: int,
+    ct: int,
+    calls: Sequence[ToolCall] = (),
 ) -> dict[str, Any]:
-    """An Anthropic ``message`` object (thinking block first, when there is reasoning)."""
+    """An Anthropic ``message``: thinking block (when there is reasoning), text block, then ``tool_use`` blocks.
+
+    The text block is left out when the reply is only tool calls.
+    """
     content: list[dict[str, Any]] = []
     if reasoning:
         content.append({"type": "thinking", "thinking": reasoning, "signature": "sig"})
-    content.append({"type": "text", "text": reply})
+    if reply or not calls:
+        content.append({"type": "text", "text": reply})
+    content.extend({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in calls)
     return {
         "id": f"msg_fake{rid}",
         "type": "message",
@@ -42,60 +55,41 @@ async def stream_messages(
     finish: str,
     pt: int,
     ct: int,
+    calls: Sequence[ToolCall] = (),
 ) -> web.StreamResponse:
-    """Send the reply as Anthropic SSE events (``message_start`` ... ``message_stop``)."""
+    """Send the reply as Anthropic SSE events (``message_start`` ... ``message_stop``), tool calls last."""
 
     def event(name: str, data: dict[str, Any]) -> bytes:
         return f"event: {name}\ndata: ".encode("ascii") + json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n\n"
+
+    def block_start(index: int, block: dict[str, Any]) -> bytes:
+        return event("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+
+    def block_delta(index: int, delta: dict[str, Any]) -> bytes:
+        return event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
 
     start = messages_body(rid, model, "", None, finish, pt, 1)
     start.update(content=[], stop_reason=None)
     out = [event("message_start", {"type": "message_start", "message": start})]
     index = 0
     if reasoning:
-        out.append(
-            event(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": index,
-                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
-                },
-            )
-        )
-        for p in text_pieces(reasoning):
-            out.append(
-                event(
-                    "content_block_delta",
-                    {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}},
-                )
-            )
-        out.append(
-            event(
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "signature_delta", "signature": "sig"},
-                },
-            )
+        out.append(block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+        out.extend(block_delta(index, {"type": "thinking_delta", "thinking": p}) for p in text_pieces(reasoning))
+        out.append(block_delta(index, {"type": "signature_delta", "signature": "sig"}))
+        out.append(event("content_block_stop", {"type": "content_block_stop", "index": index}))
+        index += 1
+    if reply or not calls:
+        out.append(block_start(index, {"type": "text", "text": ""}))
+        out.extend(block_delta(index, {"type": "text_delta", "text": p}) for p in text_pieces(reply))
+        out.append(event("content_block_stop", {"type": "content_block_stop", "index": index}))
+        index += 1
+    for c in calls:
+        out.append(block_start(index, {"type": "tool_use", "id": c.id, "name": c.name, "input": {}}))
+        out.extend(
+            block_delta(index, {"type": "input_json_delta", "partial_json": p}) for p in text_pieces(c.arguments_json())
         )
         out.append(event("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
-    out.append(
-        event(
-            "content_block_start",
-            {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
-        )
-    )
-    for p in text_pieces(reply):
-        out.append(
-            event(
-                "content_block_delta",
-                {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}},
-            )
-        )
-    out.append(event("content_block_stop", {"type": "content_block_stop", "index": index}))
     out.append(
         event(
             "message_delta",

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from aiohttp import web
 
+from theorembench.testing.fakellm.tool_calls import ToolCall
 from theorembench.testing.fakellm.wire import sse_start, text_pieces
+
+
+def _tool_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    return [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json()}} for c in calls
+    ]
 
 
 def chat_body(
@@ -21,11 +28,14 @@ def chat_body(
     pt: int,
     ct: int,
     rt: int,
+    calls: Sequence[ToolCall] = (),
 ) -> dict[str, Any]:
-    """A ``chat.completion`` object with ``n`` identical choices."""
-    message: dict[str, Any] = {"role": "assistant", "content": reply}
+    """A ``chat.completion`` object with ``n`` identical choices (``content`` null when only tool calls)."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply if reply or not calls else None}
     if reasoning:
         message["reasoning_content"] = reasoning
+    if calls:
+        message["tool_calls"] = _tool_calls(calls)
     choices = [{"index": i, "message": dict(message), "finish_reason": finish, "logprobs": None} for i in range(n)]
     return {
         "id": f"chatcmpl-fake{rid}",
@@ -53,8 +63,9 @@ async def stream_chat(
     pt: int,
     ct: int,
     rt: int,
+    calls: Sequence[ToolCall] = (),
 ) -> web.StreamResponse:
-    """Send the reply as ``chat.completion.chunk`` SSE events, a usage chunk and ``[DONE]``."""
+    """Send the reply as ``chat.completion.chunk`` SSE events (tool calls after the text), usage and ``[DONE]``."""
     created = int(time.time())
     head = {"id": f"chatcmpl-fake{rid}", "object": "chat.completion.chunk", "created": created, "model": model}
 
@@ -67,7 +78,14 @@ async def stream_chat(
         out.append(chunk(i, {"role": "assistant", "content": ""}))
         if reasoning:
             out.extend(chunk(i, {"reasoning_content": p}) for p in text_pieces(reasoning))
-        out.extend(chunk(i, {"content": p}) for p in text_pieces(reply))
+        if reply or not calls:
+            out.extend(chunk(i, {"content": p}) for p in text_pieces(reply))
+        for j, call in enumerate(_tool_calls(calls)):
+            fn = call["function"]
+            head_delta = dict(call, index=j, function={"name": fn["name"], "arguments": ""})
+            out.append(chunk(i, {"tool_calls": [head_delta]}))
+            for p in text_pieces(fn["arguments"]):
+                out.append(chunk(i, {"tool_calls": [{"index": j, "function": {"arguments": p}}]}))
         out.append(chunk(i, {}, finish))
     usage = {
         "prompt_tokens": pt,

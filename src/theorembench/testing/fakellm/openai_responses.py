@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
+
+from theorembench.testing.fakellm.tool_calls import ToolCall
 
 
 def responses_body(
@@ -16,22 +18,38 @@ def responses_body(
     ct: int,
     rt: int,
     body: Mapping[str, Any],
+    calls: Sequence[ToolCall] = (),
 ) -> dict[str, Any]:
-    """A Responses API ``response`` object (reasoning summary item first, when there is reasoning)."""
+    """A Responses API ``response`` object: reasoning summary item, message item, then ``function_call`` items.
+
+    The message item is left out when the reply is only tool calls.
+    """
     output: list[dict[str, Any]] = []
     if reasoning:
         output.append(
             {"type": "reasoning", "id": f"rs_fake{rid}", "summary": [{"type": "summary_text", "text": reasoning}]}
         )
-    output.append(
-        {
-            "type": "message",
-            "id": f"msg_fake{rid}",
-            "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": reply, "annotations": []}],
-        }
-    )
+    if reply or not calls:
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_fake{rid}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": reply, "annotations": []}],
+            }
+        )
+    for j, c in enumerate(calls):
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_fake{rid}_{j}",
+                "call_id": c.id,
+                "name": c.name,
+                "arguments": c.arguments_json(),
+                "status": "completed",
+            }
+        )
     incomplete = finish == "length"
     return {
         "id": f"resp_fake{rid}",
@@ -45,7 +63,7 @@ def responses_body(
         "metadata": {},
         "parallel_tool_calls": True,
         "tool_choice": "auto",
-        "tools": [],
+        "tools": body.get("tools") or [],
         "temperature": body.get("temperature"),
         "top_p": body.get("top_p"),
         "max_output_tokens": body.get("max_output_tokens"),

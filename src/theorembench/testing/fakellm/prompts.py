@@ -55,7 +55,9 @@ def prompt_text(body: Mapping[str, Any]) -> str:
 
     Covers the top-level Anthropic ``system`` (string or blocks), the Responses
     ``instructions``, every message / input item (string content or parts), and
-    the legacy completions ``prompt`` (string or list of strings).
+    the legacy completions ``prompt`` (string or list of strings).  Tool results are
+    part of it (OpenAI ``role: tool`` messages, Responses ``function_call_output``
+    items, Anthropic ``tool_result`` blocks); the arguments of tool calls are not.
     """
     parts = [text_of(body.get("system")), text_of(body.get("instructions"))]
     parts.extend(text_of(m.get("content", m) if isinstance(m, dict) else m) for m in messages_of(body))

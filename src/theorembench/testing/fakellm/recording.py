@@ -114,9 +114,17 @@ class RequestRecorder:
             self._cond.notify_all()
 
     def _record_arrival(
-        self, api: str, path: str, body: dict[str, Any], model: str, key: str, last: str, stream: bool
+        self,
+        api: str,
+        path: str,
+        body: dict[str, Any],
+        model: str,
+        key: str,
+        last: str,
+        stream: bool,
+        tools: list[dict[str, Any]],
     ) -> dict[str, Any]:
-        """Log a new request (now in flight) and return its log entry."""
+        """Log a new request (now in flight) and return its log entry; ``tools`` are the tools it offers."""
         rec: dict[str, Any] = {
             "time": time.time(),
             "endpoint": api,
@@ -127,6 +135,7 @@ class RequestRecorder:
             "rule": None,
             "hit": None,
             "stream": stream,
+            "tools": tools,
             "outcome": "pending",
             "status": None,
             "t_done": None,

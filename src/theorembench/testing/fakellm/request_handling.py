@@ -16,6 +16,7 @@ from theorembench.testing.fakellm.openai_responses import responses_body
 from theorembench.testing.fakellm.prompts import approx_tokens, last_user_text, prompt_key, prompt_text
 from theorembench.testing.fakellm.recording import RequestRecorder
 from theorembench.testing.fakellm.script import Fault, Script
+from theorembench.testing.fakellm.tool_calls import ToolCall, calls_tokens, offered_tools, with_ids
 from theorembench.testing.fakellm.wire import (
     CHAT,
     COMPLETIONS,
@@ -70,7 +71,7 @@ class LLMRequestHandler(RequestRecorder):
         last = last_user_text(body)
         key = prompt_key(body)
         stream = bool(body.get("stream"))
-        rec = self._record_arrival(api, request.path, body, model, key, last, stream)
+        rec = self._record_arrival(api, request.path, body, model, key, last, stream, offered_tools(body))
         try:
             return await self._serve(request, api, body, rec, model, ptext, last, stream)
         except asyncio.CancelledError:
@@ -144,6 +145,7 @@ class LLMRequestHandler(RequestRecorder):
             return await self._inject(request, api, rec, fault)
 
         # --- build the reply
+        calls: list[ToolCall] = []
         if fault is not None:  # "empty": valid envelope, empty content
             reply, reasoning = "", None
         else:
@@ -151,7 +153,8 @@ class LLMRequestHandler(RequestRecorder):
             if rule.echo:
                 reply = last
             else:
-                reply = rule.replies[min(seq, len(rule.replies) - 1)]
+                scripted = with_ids(rule.replies[min(seq, len(rule.replies) - 1)], rule.label, seq)
+                reply, calls = scripted.content, scripted.tool_calls
             reasoning = None
             if rule.reasonings is not None:
                 reasoning = rule.reasonings[min(seq, len(rule.reasonings) - 1)]
@@ -163,11 +166,13 @@ class LLMRequestHandler(RequestRecorder):
         usage = rule.usage
         pt = int(usage.get("prompt_tokens", approx_tokens(ptext)))
         rt = int(usage.get("reasoning_tokens", len(reasoning) // 4 if reasoning else 0))
-        ct = int(usage.get("completion_tokens", approx_tokens(reply) + rt))
-        finish = rule.finish_reason or "stop"
+        ct = int(usage.get("completion_tokens", approx_tokens(reply) + calls_tokens(calls) + rt))
+        finish = rule.finish_reason or ("tool_calls" if calls else "stop")
         limit = self._max_tokens(api, body)
         if limit is not None and limit < ct:
+            # cut off: the text is shortened and the tool calls were never finished
             reply = reply[: 4 * max(limit, 0)]
+            calls = []
             ct = max(limit, 0)
             rt = min(rt, ct)
             finish = "length"
@@ -181,17 +186,17 @@ class LLMRequestHandler(RequestRecorder):
                 n = 1
         rid = next(self._ids)
         if stream and api == CHAT:
-            resp = await stream_chat(request, rid, model, n, reply, reasoning, finish, pt, ct, rt)
+            resp = await stream_chat(request, rid, model, n, reply, reasoning, finish, pt, ct, rt, calls)
         elif stream and api == MESSAGES:
-            resp = await stream_messages(request, rid, model, reply, reasoning, finish, pt, ct)
+            resp = await stream_messages(request, rid, model, reply, reasoning, finish, pt, ct, calls)
         elif api == CHAT:
-            resp = json_response(chat_body(rid, model, n, reply, reasoning, finish, pt, ct, rt))
+            resp = json_response(chat_body(rid, model, n, reply, reasoning, finish, pt, ct, rt, calls))
         elif api == RESPONSES:
-            resp = json_response(responses_body(rid, model, reply, reasoning, finish, pt, ct, rt, body))
+            resp = json_response(responses_body(rid, model, reply, reasoning, finish, pt, ct, rt, body, calls))
         elif api == COMPLETIONS:
             resp = json_response(completions_body(script, rid, model, reply, finish, limit, body))
         else:
-            resp = json_response(messages_body(rid, model, reply, reasoning, finish, pt, ct))
+            resp = json_response(messages_body(rid, model, reply, reasoning, finish, pt, ct, calls))
         self._finish(rec, outcome, 200)
         return resp
 

@@ -8,6 +8,8 @@ import random
 import re
 from typing import Any, Mapping
 
+from theorembench.testing.fakellm.tool_calls import Reply, parse_reply
+
 #: Fault kinds understood in ``faults[].kind`` and ``fault_kind``.
 FAULT_KINDS = frozenset(
     {"429", "500", "503", "529", "400", "401", "timeout", "truncated", "malformed", "disconnect", "empty"}
@@ -99,9 +101,10 @@ class Rule:
         self.pattern = re.compile(pattern, re.DOTALL) if pattern is not None else None
         self.model = spec.get("model")
         reply = spec.get("reply", _DEFAULT_REPLY if is_default else "")
-        self.replies = [str(r) for r in reply] if isinstance(reply, list) else [str(reply)]
+        items = reply if isinstance(reply, list) else [reply]
+        self.replies: list[Reply] = [parse_reply(r, f"rule {label} reply {i}") for i, r in enumerate(items)]
         if not self.replies:
-            self.replies = [""]
+            self.replies = [Reply("")]
         reasoning = spec.get("reasoning")
         if reasoning is None:
             self.reasonings: list[str] | None = None
