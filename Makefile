@@ -22,6 +22,7 @@ test: setup
 bench: setup
 	$(BIN)/python bench/eval_throughput.py
 	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/eternal_instantiate.py
 
 clean:
 	rm -rf $(VENV) .theorembench demo-output results logs

@@ -168,3 +168,34 @@ def test_default_server_skips_prompt_logits_and_says_so(shared_local, tmp_path):
     spec = ModelSpec("llama-cpp-python/smollm2", "llama-cpp-python", "smollm2", base_url=shared_local["base_url"])
     with Store(tmp_path / "ppl.db") as store, pytest.raises(PerplexityUnsupported, match="logits_all"):
         asyncio.run(option_perplexities(LLM(store), spec, "Prefix. ", ["one option"], bos_text=""))
+
+
+def test_eternal_demo_chain_on_the_embedded_model(shared_local, tmp_path):
+    """The demo's EternalMath step on one sample paper: build, the shipped template verified, evaluation.
+
+    The embedded model's own templates may all be rejected (an honest outcome); the shipped
+    derangements template always gives verified instances, which the model is then scored on.
+    """
+    from importlib import resources
+
+    from theorembench.cli.demo import ETERNAL_SHIPPED_INSTANCES, run_eternal_demo
+
+    paper = str(resources.files("theorembench.data") / "papers" / "derangements")
+    res = CliRunner().invoke(app, ["papers", "add", paper, "--no-llm"])
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "eternal"
+    run_eternal_demo([res.output.split()[0]], model="local/smollm2", out_dir=out, max_tokens=200, db=None)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["funnel"]["papers"] == 1 and summary["funnel"]["recent"] == 1  # a local paper passes the filter
+    shipped = [json.loads(line) for line in (out / "shipped" / "instances.jsonl").read_text().splitlines()]
+    assert len(shipped) == ETERNAL_SHIPPED_INSTANCES
+    for row in shipped:  # D(n) by the inclusion-exclusion sum, computed here independently of the template's recurrence
+        n = row["params_used"]["n"]
+        import math
+
+        assert int(row["numerical_value"]) == sum((-1) ** k * math.factorial(n) // math.factorial(k) for k in range(n + 1))
+        assert "seccomp" in row["execution"]["isolation"]
+    results = json.loads((out / "eval" / "results_local_smollm2.json").read_text())
+    overall = results["summary"]["overall"]
+    assert overall["n"] + results["summary"]["failed_samples"] >= ETERNAL_SHIPPED_INSTANCES
+    assert (out / "eval" / "report.md").is_file()

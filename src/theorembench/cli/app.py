@@ -8,6 +8,7 @@ import typer
 
 from theorembench.cli.answers import answers_app
 from theorembench.cli.demo import demo
+from theorembench.cli.eternal import eternal_app
 from theorembench.cli.eval import eval_app
 from theorembench.cli.hybrid import hybrid_app
 from theorembench.cli.lmb import lmb_app
@@ -32,6 +33,7 @@ app.add_typer(lmb_app, name="lmb")
 app.add_typer(hybrid_app, name="hybrid")
 app.add_typer(answers_app, name="answers")
 app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(eternal_app, name="eternal")
 app.command()(demo)
 app.command()(report)
 app.command()(prices)

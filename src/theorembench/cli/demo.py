@@ -10,6 +10,8 @@ import typer
 from rich.markup import escape
 
 from theorembench.cli.common import DbOption, opened_store, out
+from theorembench.cli.eternal_build import run_eternal_build
+from theorembench.cli.eternal_eval import eternal_eval
 from theorembench.cli.eval import run_mcq_command
 from theorembench.cli.hybrid import run_hybrid_build, run_hybrid_eval
 from theorembench.cli.lmb import run_lmb_build
@@ -32,6 +34,14 @@ HYBRID_OVERRIDES = {
     "distractor_filter.enforce_bounds": False, "questions.m": 1, "questions.n": 3,
     "generation.max_tokens": 400, "generation.max_seeds": 6,
 }  # fmt: skip
+# EternalMath on the same papers: two templates a paper, short replies, one small batch of
+# instances. The embedded model's templates rarely survive the cross-check (an honest outcome),
+# so the demo also instantiates the template shipped for the derangements paper.
+ETERNAL_OVERRIDES = {
+    "templates.per_paper": 2, "templates.paper_chars": 4000, "generation.max_tokens": 700,
+    "translation.repair_rounds": 0, "execution.instances_per_template": 3,
+}  # fmt: skip
+ETERNAL_SHIPPED_INSTANCES = 5
 
 
 def demo(
@@ -41,13 +51,14 @@ def demo(
     db: DbOption = None,
 ) -> None:
     """The main job, offline on the embedded model: sample papers -> LiveMathematicianBench and Proof2Hybrid
-    questions -> evaluation -> report."""
+    questions, EternalMath instances -> evaluation -> reports."""
     from theorembench.latex.extract import ExtractSettings
     from theorembench.pipeline.papers import add_local
     from theorembench.report.tables import write_report
     from theorembench.store.papers import PaperRepo
 
-    out.print(f"[bold]theorembench demo[/] with {escape(model)}: LiveMathematicianBench and Proof2Hybrid, offline.")
+    out.print(f"[bold]theorembench demo[/] with {escape(model)}: LiveMathematicianBench, Proof2Hybrid and EternalMath, "
+              "offline.")  # fmt: skip
     out.print("The embedded model is tiny and gets mathematics wrong: this shows the machinery, not a score.\n")
 
     # 1. papers -> main theorems (the rule path finds them; no model needed)
@@ -95,3 +106,39 @@ def demo(
                         out_path=out_dir / "hybrid_results.json", log_dir=out_dir / "logs", db=db)  # fmt: skip
     else:
         out.print("the embedded model's judges kept too few seeds or distractors for a question; nothing to evaluate")
+
+    # 5. EternalMath: templates from the papers, verified in the sandbox, plus the shipped template; then evaluation
+    out.print(f"\n[bold]5. EternalMath[/]: MSC classes, computability, templates, code, sandboxed validation "
+              f"({escape(model)})")  # fmt: skip
+    run_eternal_demo(ids, model=model, out_dir=out_dir / "eternal", max_tokens=max_tokens, db=db)
+
+
+def run_eternal_demo(paper_ids: list[str], *, model: str, out_dir: Path, max_tokens: int, db: str | None) -> None:
+    """Build from the papers, instantiate the shipped derangements template, evaluate ``model`` on all instances."""
+    from theorembench.common.outputs import write_jsonl
+    from theorembench.methods.eternal.instantiate import instantiate_templates, write_outputs
+    from theorembench.methods.eternal.template import load_templates
+
+    built = run_eternal_build(db=db, paper_ids=paper_ids, generator=model, judge=model, out_dir=out_dir,
+                              overrides=ETERNAL_OVERRIDES, concurrency=1)  # fmt: skip
+    shipped = resources.files("theorembench.data").joinpath("eternal", "derangements.json")
+    with resources.as_file(shipped) as path:
+        templates = load_templates(Path(path))
+    result = instantiate_templates(templates, ETERNAL_SHIPPED_INSTANCES, 0)
+    write_outputs(result, out_dir / "shipped")
+    out.print(f"shipped template (derangements): {len(result.instances)} instances verified in the sandbox "
+              f"(isolation: {' '.join(result.isolation)})", markup=False)  # fmt: skip
+    instances = [*_read_jsonl(Path(built.files["instances"])), *result.instances]
+    combined = out_dir / "demo_instances.jsonl"
+    write_jsonl(combined, instances)
+    out.print(f"evaluating {escape(model)} on {len(instances)} EternalMath instances")
+    eternal_eval(combined, model=model, n=1, judge=None, out_dir=out_dir / "eval", max_tokens=max_tokens,
+                 temperature=0.0, seed=None, max_connections=1, log_dir=out_dir.parent / "logs", db=db)  # fmt: skip
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    import json
+
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

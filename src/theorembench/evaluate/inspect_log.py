@@ -52,6 +52,7 @@ def write_inspect_log(
     started_at: datetime,
     log_dir: Path,
     run_id: str,
+    scorer: str = "mcq_match",
 ) -> Path:
     from inspect_ai.log import (
         EvalConfig,
@@ -105,7 +106,7 @@ def write_inspect_log(
                 messages=msgs,
                 output=output,
                 scores=None if s.error else {
-                    "mcq_match": Score(
+                    scorer: Score(
                         value=s.score_value, answer=s.answer or "", explanation=s.explanation
                     )
                 },
@@ -138,8 +139,8 @@ def write_inspect_log(
         completed_samples=sum(s.error is None for s in samples),
         scores=[
             EvalScore(
-                name="mcq_match",
-                scorer="mcq_match",
+                name=scorer,
+                scorer=scorer,
                 metrics={name: EvalMetric(name=name, value=value) for name, value in metrics.items()},
             )
         ],

@@ -21,12 +21,25 @@ print(json.dumps(out))
 """
 
 
+_cache: dict[str, dict] = {}
+
+
 def tool_manifest(timeout_s: float = 60.0) -> dict:
     """Python packages importable inside the sandbox (name -> version or None) and host tools (path or None).
 
     Host tools (SageMath, GAP, PARI/GP) are used when present and never required; they are
     outside the interpreter's folders, so a sandboxed run sees them only where they live under /usr.
+    A complete manifest is found once per process (one sandboxed run) and then reused.
     """
+    if "manifest" in _cache:
+        return json.loads(json.dumps(_cache["manifest"]))
+    manifest = _find(timeout_s)
+    if manifest["status"] == "ok":
+        _cache["manifest"] = manifest
+    return manifest
+
+
+def _find(timeout_s: float) -> dict:
     res = run_sandboxed(script=_CHECK % (PYTHON_PACKAGES,), timeout_s=timeout_s)
     try:
         packages = json.loads(res.stdout)

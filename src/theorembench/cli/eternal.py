@@ -1,0 +1,8 @@
+"""``theorembench eternal``: build, instantiate, calibrate, evaluate and audit EternalMath problems."""
+
+from __future__ import annotations
+
+from theorembench.cli import eternal_build, eternal_eval, eternal_instantiate  # noqa: F401 - they add the commands
+from theorembench.cli.eternal_app import eternal_app
+
+__all__ = ["eternal_app"]

@@ -1,0 +1,225 @@
+"""``theorembench eternal calibrate | eval | report | taxonomy | audit``: tiers, scores, error labels, human audit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from theorembench.cli.common import DbOption, call, opened_store, out, plain, progress
+from theorembench.cli.eternal_app import eternal_app
+
+taxonomy_app = typer.Typer(help="Error-category labels of failed responses: export for a person, import overrides.",
+                           no_args_is_help=True)  # fmt: skip
+audit_app = typer.Typer(help="Human audit: a blind sample for experts, and the precision of their verdicts.",
+                        no_args_is_help=True)  # fmt: skip
+eternal_app.add_typer(taxonomy_app, name="taxonomy")
+eternal_app.add_typer(audit_app, name="audit")
+
+MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Cap on each reply's tokens (default: the provider's).")]
+Temperature = Annotated[float | None, typer.Option("--temperature", help="Sampling temperature (default: the provider's).")]
+Seed = Annotated[int | None, typer.Option("--seed", help="Sampling seed; sample k uses seed + k.")]
+Connections = Annotated[int | None, typer.Option("--max-connections", help="Concurrent requests per model.")]
+
+
+def _bar(label: str) -> tuple[Any, Any]:
+    bar = progress(label)
+    task = bar.add_task(label, total=0)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    return bar, update
+
+
+@eternal_app.command("calibrate")
+def eternal_calibrate(
+    file: Annotated[Path, typer.Argument(help="instances.jsonl (from `eternal instantiate` or `eternal build`).")],
+    suite: Annotated[list[str], typer.Option("--suite", help="A model of the calibration suite (repeat: the paper uses five).")],
+    trials: Annotated[int, typer.Option("--trials", help="Answers per model per instance (K).")] = 3,
+    rule: Annotated[str, typer.Option("--rule", help="When a model counts as correct: majority (more than half of its K trials), any, all or at_least:k.")] = "majority",
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for calibrated.jsonl, excluded.jsonl, trials.jsonl, calibration.json.")] = Path("eternal_calibration"),
+    max_tokens: MaxTokens = None,
+    temperature: Temperature = None,
+    seed: Seed = None,
+    max_connections: Connections = None,
+    db: DbOption = None,
+) -> None:
+    """Answer every instance K times with every suite model, exclude those all solve, tier the rest (resumable)."""
+    from theorembench.methods.eternal.calibrate import calibrate
+
+    bar, update = _bar("eternal calibrate")
+    with opened_store(db) as st, bar:
+        result = calibrate(st, file, suite, trials, rule=rule, out_dir=out_dir, progress=update, max_tokens=max_tokens,
+                           temperature=temperature, seed=seed, max_connections=max_connections)  # fmt: skip
+    s = result.summary
+    ranges = s["thresholds"]
+    table = Table("tier", "models correct", "instances", "share", title=plain(
+        f"EternalMath tiers: {s['suite_size']} models, {s['trials']} trials each, rule {s['rule']}"), title_justify="left")
+    for tier in ("easy", "medium", "hard"):
+        row = s["table"]["tiers"][tier]
+        share = "" if row["share"] is None else f"{100 * row['share']:.1f}%"
+        table.add_row(tier, _span(ranges[tier]), str(row["n"]), share)
+    table.add_row("excluded", _span(ranges["excluded"]), str(s["table"]["excluded"]), "(solved by every model)")
+    out.print(table)
+    models = Table("model", "trials answered", "trials correct", "instances correct", title="per model",
+                   title_justify="left")  # fmt: skip
+    for name, m in s["per_model"].items():
+        models.add_row(plain(name), str(m["trials"]), str(m["correct_trials"]), str(m["instances_correct"]))
+    out.print(models)
+    if result.failed_trials:
+        out.print(f"{result.failed_trials} trials failed (model calls failed; not outcomes): {len(result.pending)} "
+                  "instances pending. Run the same command again to retry them.")  # fmt: skip
+    out.print(plain(f"model calls: {result.calls_made} made, {result.cache_hits} from the cache"))
+    out.print(plain(f"calibrated: {result.files['calibrated']} (+ excluded.jsonl, trials.jsonl, calibration.json)"))
+
+
+def _span(values: list[int]) -> str:
+    if not values:
+        return "none"
+    return str(values[0]) if len(values) == 1 else f"{values[0]}–{values[-1]}"
+
+
+@eternal_app.command("eval")
+def eternal_eval(
+    file: Annotated[Path, typer.Argument(help="calibrated.jsonl (or any instances file; no tier: untiered).")],
+    model: Annotated[str, typer.Option("--model", "-m", help="Model to evaluate.")],
+    n: Annotated[int, typer.Option("--n", help="Samples per instance (n > 1: mean@n with a bootstrap interval).")] = 1,
+    judge: Annotated[str | None, typer.Option("--judge", help="Judge model that labels each wrong answer with the Table 4 error categories.")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for results_<model>.json and report.md (shared by models).")] = Path("eternal_eval"),
+    max_tokens: MaxTokens = None,
+    temperature: Temperature = None,
+    seed: Seed = None,
+    max_connections: Connections = None,
+    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Inspect log folder (default ./logs).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Score a model by final answers: accuracy per tier and MSC class with 95% intervals; taxonomy; report."""
+    from theorembench.methods.eternal.evaluate import evaluate_eternal
+
+    bar, update = _bar("eternal eval")
+    with opened_store(db) as st, bar:
+        result = evaluate_eternal(st, file, model, n=n, judge=judge, out_dir=out_dir, max_tokens=max_tokens,
+                                  temperature=temperature, seed=seed, max_connections=max_connections,
+                                  log_dir=log_dir, progress=update)  # fmt: skip
+    print_results(result.results)
+    out.print(plain(f"results: {result.path}"))
+    out.print(plain(f"report: {result.report}"))
+    if result.log:
+        out.print(plain(f"inspect log: {result.log}"))
+
+
+def print_results(doc: dict[str, Any]) -> None:
+    """Accuracy per tier and per MSC class, and the taxonomy counts, as tables with intervals."""
+    from theorembench.methods.eternal.report import cell
+
+    s = doc["summary"]
+    what = "accuracy" if s["samples_per_item"] == 1 else f"mean@{s['samples_per_item']}"
+    table = Table("group", f"{what} [95% CI] n", "share", title=plain(f"EternalMath: {doc['model']}"),
+                  title_justify="left")  # fmt: skip
+    table.add_row("all", cell(s["overall"]), "")
+    for tier, b in s["by_tier"].items():
+        table.add_row(tier, cell(b), f"{100 * s['tier_share'][tier]['share']:.1f}%")
+    out.print(table)
+    msc = Table("MSC class", f"{what} [95% CI] n", title="by MSC class", title_justify="left")
+    for code, b in s["by_msc"].items():
+        msc.add_row(plain(code), cell(b))
+    out.print(msc)
+    if s["failed_samples"]:
+        out.print(f"{s['failed_samples']} samples failed (model calls failed; left out of every n): run again to "
+                  "retry them.")  # fmt: skip
+    t = doc.get("taxonomy") or {}
+    if t.get("labelled"):
+        tax = Table("error category", "responses", title=plain(f"error taxonomy ({t['labelled']} of {t['failures']} "
+                    f"wrong responses labelled, {t['overridden']} by a person)"), title_justify="left")  # fmt: skip
+        for name, count in t["counts"].items():
+            tax.add_row(name, str(count))
+        out.print(tax)
+
+
+@eternal_app.command("report")
+def eternal_report(
+    results: Annotated[list[Path], typer.Argument(help="results_<model>.json files of `eternal eval` (same instances).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for report.md and its SVG charts.")] = Path("eternal_report"),
+) -> None:
+    """Markdown report over several models: accuracy by tier and MSC class, radar D1–D6, taxonomy counts."""
+    from theorembench.methods.eternal.report import load_results, radars, write_report
+
+    docs = call(load_results, results)
+    path = call(write_report, docs, out_dir)
+    for name, r in radars(docs).items():
+        table = Table("indicator", "value", title=f"radar D1–D6 ({name})", title_justify="left")
+        for key, label in r["axes"].items():
+            value = r["indicators"][key]
+            table.add_row(f"{key} {label}", "undefined" if value is None else f"{value:.2f}")
+        out.print(table)
+        for choice in r["choices"]:
+            out.print(plain(f"  {choice}"))
+    out.print(plain(f"report: {path}"))
+
+
+@taxonomy_app.command("export")
+def taxonomy_export(
+    results: Annotated[Path, typer.Argument(help="A results_<model>.json of `eternal eval`.")],
+    to: Annotated[Path, typer.Option("--out", help="labels.csv or labels.json for a person to edit.")],
+) -> None:
+    """Write the failed responses' labels (judge's or a person's) to CSV or JSON."""
+    from theorembench.methods.eternal.report import load_results
+    from theorembench.methods.eternal.taxonomy import export_labels
+
+    doc = call(load_results, [results])[0]
+    path = call(export_labels, doc["taxonomy"]["labels"], to)
+    out.print(plain(f"{len(doc['taxonomy']['labels'])} failed responses: {path}"))
+
+
+@taxonomy_app.command("import")
+def taxonomy_import(
+    labels: Annotated[Path, typer.Argument(help="The edited labels file (.csv or .json).")],
+    results: Annotated[Path, typer.Option("--results", help="The results_<model>.json the labels belong to.")],
+    db: DbOption = None,
+) -> None:
+    """Store a person's labels as overrides (all rows or none), then rewrite the results and the report."""
+    from theorembench.methods.eternal.evaluate import import_taxonomy
+
+    with opened_store(db) as st:
+        stored, report = import_taxonomy(st, labels, results)
+    out.print(plain(f"{stored} overrides stored; report: {report}"))
+
+
+@audit_app.command("sample")
+def audit_sample_cmd(
+    file: Annotated[Path, typer.Argument(help="The instances to audit (calibrated.jsonl or instances.jsonl).")],
+    to: Annotated[Path, typer.Option("--out", help="The blind sample: audit.csv or audit.json.")],
+    n: Annotated[int, typer.Option("--n", help="Instances to sample.")] = 100,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random draw.")] = 0,
+) -> None:
+    """Export a blind random sample (problem, answer, solution steps; no model answers, no tier)."""
+    from theorembench.methods.eternal.audit import audit_sample
+
+    got = call(audit_sample, file, to, n=n, seed=seed)
+    note = "" if got["n"] == n else f" (only {got['available']} instances)"
+    out.print(plain(f"{got['n']} instances{note}: {got['sample']}; key (keep it from the experts): {got['key']}"))
+
+
+@audit_app.command("import")
+def audit_import_cmd(
+    file: Annotated[Path, typer.Argument(help="The experts' file with a verdict (valid or invalid) per audit id.")],
+    key: Annotated[Path | None, typer.Option("--key", help="The sample's key (default <name>.key.json beside it).")] = None,
+    to: Annotated[Path | None, typer.Option("--out", help="Write the precision as JSON.")] = None,
+) -> None:
+    """Precision of the audited instances (valid / judged) with its Wilson 95% interval."""
+    from theorembench.common.outputs import write_json
+    from theorembench.methods.eternal.audit import audit_import
+
+    got = call(audit_import, file, key=key)
+    table = Table("judged", "valid", "invalid", "not judged", "precision [95% CI] n", title="human audit",
+                  title_justify="left")  # fmt: skip
+    table.add_row(str(got["judged"]), str(got["valid"]), str(got["invalid"]), str(got["unjudged"]), got["shown"])
+    out.print(table)
+    for iid in got.get("invalid_instances", []):
+        out.print(plain(f"invalid: {iid}"))
+    if to:
+        write_json(to, got)
+        out.print(plain(f"precision: {to}"))

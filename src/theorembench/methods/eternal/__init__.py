@@ -1,0 +1,1 @@
+"""EternalMath: verified, parameterised research problems from constructive theorems."""

@@ -1,0 +1,306 @@
+"""``theorembench eternal build``: stored papers -> filtered, classified papers -> meta-templates -> code ->
+sandbox-validated, reviewed templates -> instances, with the funnel and the cost of every stage.
+
+Order of the stages for one paper: recency and authority (no model), classification (the
+authors' ``\\subjclass``, else the judge), the exclusions (00, 01, 97) and the ``--msc``
+restriction, then the computability judge, then the generator's templates. The cheap checks
+come first, so a paper outside the build's classes costs no judge call. Then, for every
+template: code translation (stage d), execution and validation in the sandbox with the
+instances (stages e and g, one call of the instantiate service), and the reviews (stage f:
+screening, originality, validity, in that order, the judge last). The instances of templates
+that pass the reviews are the benchmark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from theorembench.common.errors import UserError
+from theorembench.llm import LLM
+from theorembench.llm.local import stop_private_servers
+from theorembench.methods.eternal import instantiate as I
+from theorembench.methods.eternal import msc as M
+from theorembench.methods.eternal.config import EternalConfig, load_config
+from theorembench.methods.eternal.filter import PaperInput, authority, load_input, recency
+from theorembench.methods.eternal.originality import OriginalityIndex, read_corpus
+from theorembench.methods.eternal.pipeline import EternalBuilder, code_problems
+from theorembench.methods.eternal.summary import BuildResult, write_outputs
+from theorembench.methods.eternal.template import TemplateError, parse_template
+from theorembench.store import Store
+from theorembench.store.papers import PaperRepo
+
+Progress = Callable[[str, str, str], None]  # (key, stage, status); stage "paper" once per paper
+
+
+@dataclass
+class PaperOutcome:
+    paper_id: str
+    title: str
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    msc: list[str] = field(default_factory=list)
+    stopped: str | None = None  # the stage that stopped the paper (None: it reached the templates)
+    status: str = "ok"  # ok | rejected | failed
+    reason: str = ""
+    templates: list[dict[str, Any]] = field(default_factory=list)
+
+    def stop(self, stage: str, status: str, reason: str) -> PaperOutcome:
+        self.stopped, self.status, self.reason = stage, status, reason
+        return self
+
+
+@dataclass
+class Collected:
+    """Everything the outputs are made of."""
+
+    papers: list[PaperOutcome] = field(default_factory=list)
+    generated: list[dict[str, Any]] = field(default_factory=list)
+    parsed: list[Any] = field(default_factory=list)
+    rejections: list[dict[str, Any]] = field(default_factory=list)
+    validated: list[str] = field(default_factory=list)
+    reviewed: list[Any] = field(default_factory=list)
+    instances: list[dict[str, Any]] = field(default_factory=list)
+    run_summary: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def rejection(template_id: str, stage: str, reason: str) -> dict[str, Any]:
+    return {"template_id": template_id, "instance_id": None, "params_used": None, "stage": stage, "reason": reason}
+
+
+async def run_instantiate(templates: list[Any], n: int, seed: int, cfg: EternalConfig) -> Any:
+    """The instantiate service (stages e and g) on parsed templates, off the event loop when it is synchronous."""
+    kwargs = {"timeout_s": cfg.execution.timeout_s, "memory_mb": cfg.execution.memory_mb}
+    if inspect.iscoroutinefunction(I.instantiate_templates):
+        return await I.instantiate_templates(templates, n, seed, **kwargs)
+    return await asyncio.to_thread(I.instantiate_templates, templates, n, seed, **kwargs)
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+async def run_paper(b: EternalBuilder, paper: PaperInput, restrict: list[str]) -> PaperOutcome:
+    cfg = b.cfg
+    o = PaperOutcome(paper.id, paper.title)
+    for name, check in (("recency", recency), ("authority", authority)):
+        verdict = check(paper, cfg.filter)
+        o.checks[name] = {"passed": verdict.passed, "reason": verdict.reason}
+        if not verdict.passed:
+            return o.stop(name, "rejected", verdict.reason)
+    if not (paper.latex or paper.theorem or paper.abstract):
+        return o.stop("classify", "rejected", "no text stored (no LaTeX source, theorem or abstract)")
+    cls = await b.classify(paper)
+    if not cls.ok:
+        return o.stop("classify", cls.status, cls.reason or "")
+    o.msc = list(cls.output["codes"])
+    o.checks["classify"] = cls.output
+    if cls.output.get("excluded"):
+        return o.stop("classify", "rejected", cls.output["excluded"])
+    if not M.in_scope(o.msc, restrict):
+        return o.stop("msc", "rejected", f"classes {', '.join(o.msc) or 'none'} outside --msc {','.join(restrict)}")
+    comp = await b.computability(paper)
+    if not comp.ok:
+        return o.stop("computability", comp.status, comp.reason or "")
+    o.checks["computability"] = {"reason": comp.output["reason"], "results": len(comp.output["results"])}
+    gen = await b.templates(paper, comp.output["results"])
+    if not gen.ok:
+        return o.stop("templates", gen.status, gen.reason or "")
+    for t in gen.output["templates"]:
+        theorem = t.get("theorem") or t.get("target_paper_module")
+        o.templates.append(dict(t, msc=o.msc, theorem=theorem if isinstance(theorem, str) and theorem else None))
+    return o
+
+
+async def run_templates(b: EternalBuilder, c: Collected, concurrency: int) -> None:
+    """Stage d for every generated template, then parsing; rejections collected."""
+    gate = asyncio.Semaphore(concurrency)
+    results: dict[str, Any] = {}
+
+    async def one(obj: dict[str, Any]) -> None:
+        tid = obj["template_id"]
+        try:
+            parse_template(obj)
+        except TemplateError as exc:
+            _code, other = code_problems(exc.problems)
+            if other or not b.cfg.translation.enabled:
+                results[tid] = rejection(tid, "template", "; ".join(exc.problems))
+                return
+        if b.cfg.translation.enabled:
+            async with gate:
+                step = await b.translate(obj)
+            if not step.ok:
+                results[tid] = step
+                return
+            obj = step.output["template"]
+        try:
+            results[tid] = parse_template(obj)
+        except TemplateError as exc:
+            results[tid] = rejection(tid, "template", "; ".join(exc.problems))
+
+    await asyncio.gather(*(one(t) for t in c.generated))
+    for t in c.generated:
+        r = results[t["template_id"]]
+        if isinstance(r, dict):
+            c.rejections.append(r)
+        elif hasattr(r, "template_id"):
+            c.parsed.append(r)
+        elif r.status == "rejected":  # a failed translation step runs again next time: not an outcome
+            c.rejections.append(rejection(t["template_id"], "translation", r.reason or ""))
+
+
+async def run_reviews(b: EternalBuilder, c: Collected, concurrency: int) -> None:
+    """Stage f on the templates that passed stage e: screening, originality, then the validity judge."""
+    cfg = b.cfg.review
+    first: dict[str, dict[str, Any]] = {}
+    for inst in c.instances:
+        first.setdefault(inst["template_id"], inst)
+    survivors = [t for t in c.parsed if t.template_id in set(c.validated)]
+    if cfg.screening:
+        kept = []
+        for t in survivors:
+            calls = b.results["templates"].get(_templates_key(b, t.paper_id), None)
+            ids = list(calls.call_ids if calls else [])
+            ids += [i for key, r in b.results["translate"].items() if key.startswith(f"{t.template_id}#")
+                    for i in r.call_ids]  # fmt: skip
+            step = await b.screening(t.template_id, ids)
+            if step.ok and step.output["status"] == "skipped" and step.output["note"] not in c.notes:
+                c.notes.append(step.output["note"])
+            if step.status == "rejected":
+                c.rejections.append(rejection(t.template_id, "screening", step.reason or ""))
+            elif step.ok:
+                kept.append(t)
+        survivors = kept
+    index = OriginalityIndex(threshold=cfg.originality_threshold, shingle_words=cfg.shingle_words,
+                             num_perm=cfg.num_perm)  # fmt: skip
+    for path in cfg.corpora:
+        index.add_corpus(read_corpus(path))
+    original = []
+    for t in survivors:
+        dup = index.check(t.template_id, t.problem_template, set(t.params))
+        if dup is None:
+            original.append(t)
+        else:
+            c.rejections.append(rejection(t.template_id, "originality", dup.reason()))
+    if not cfg.validity:
+        c.reviewed = original
+        return
+    gate = asyncio.Semaphore(concurrency)
+
+    async def judge(t: Any) -> Any:
+        async with gate:
+            return await b.validity(t.template_id, first.get(t.template_id, {}))
+
+    verdicts = await asyncio.gather(*(judge(t) for t in original))
+    for t, step in zip(original, verdicts):
+        if step.ok:
+            c.reviewed.append(t)
+        elif step.status == "rejected":
+            c.rejections.append(rejection(t.template_id, "validity", step.reason or ""))
+
+
+def _templates_key(b: EternalBuilder, paper_id: str | None) -> str:
+    return next((k for k in b.results["templates"] if k.startswith(f"{paper_id}#")), "")
+
+
+async def run_build(b: EternalBuilder, papers: list[PaperInput], restrict: list[str], *, n: int, seed: int,
+                    concurrency: int, progress: Progress | None) -> Collected:  # fmt: skip
+    c = Collected()
+    gate = asyncio.Semaphore(concurrency)
+
+    async def paper_task(p: PaperInput) -> PaperOutcome:
+        async with gate:
+            o = await run_paper(b, p, restrict)
+        if progress is not None:
+            progress(p.id, "paper", o.status if o.stopped else "ok")
+        return o
+
+    c.papers = list(await asyncio.gather(*(paper_task(p) for p in papers)))
+    c.generated = sorted((t for o in c.papers for t in o.templates), key=lambda t: t["template_id"])
+    await run_templates(b, c, concurrency)
+    if c.parsed:
+        run = await run_instantiate(c.parsed, n, seed, b.cfg)
+        c.validated = [_field(t, "template_id") or str(t) for t in run.validated_templates]
+        c.instances = [dict(i) for i in run.instances]
+        c.rejections += [dict(r) for r in run.rejections]
+        c.run_summary = dict(run.summary or {})
+        if progress is not None:
+            progress("instantiate", "execution", "ok")
+    await run_reviews(b, c, concurrency)
+    kept = {t.template_id for t in c.reviewed}
+    review = b.cfg.review
+    originality = {"original": True, "threshold": review.originality_threshold, "corpora": list(review.corpora)}
+    c.instances = [dict(i, originality=originality) for i in c.instances if i["template_id"] in kept]
+    return c
+
+
+def select_papers(repo: PaperRepo, month: str | None, paper_ids: list[str] | None) -> list[PaperInput]:
+    if bool(month) == bool(paper_ids):
+        raise UserError("give either --month YYYY-MM or --paper ID (one or more), not both")
+    if month:
+        if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
+            raise UserError(f"--month must be YYYY-MM, got {month!r}")
+        rows = repo.list(month=month)
+        if not rows:
+            raise UserError(f"no stored papers for {month} (fetch them: `theorembench papers fetch --month {month}`)")
+    else:
+        rows = []
+        for ref in paper_ids or []:
+            row = repo.find(ref)
+            if row is None:
+                raise UserError(f"no paper {ref!r} in the store (add it with `theorembench papers add`)")
+            rows.append(row)
+    return [load_input(row, repo.theorem(row["id"])) for row in rows]
+
+
+def build_eternal(store: Store, *, month: str | None = None, paper_ids: list[str] | None = None,
+                  generator: str | None = None, judge: str | None = None, config: Path | str | None = None,
+                  msc: str | list[str] | None = None, instances_per_template: int | None = None,
+                  seed: int | None = None, out_dir: Path = Path("eternal"), progress: Progress | None = None,
+                  overrides: dict[str, Any] | None = None, concurrency: int = 4) -> BuildResult:  # fmt: skip
+    """Build EternalMath templates and instances from stored papers; resumable; writes ``out_dir``.
+
+    Settings: the defaults, then ``config``, then the arguments and ``overrides`` (dotted keys).
+    Every setting and model is checked before any work; a problem raises ``UserError``.
+    ``progress(key, stage, status)`` is called after every stored step and once per paper
+    (stage ``"paper"``).
+    """
+    cfg = load_config(config, **{"models.generator": generator, "models.judge": judge,
+                                 "execution.instances_per_template": instances_per_template,
+                                 "execution.seed": seed, **(overrides or {})})  # fmt: skip
+    cfg.check()
+    try:
+        restrict = M.parse_msc_option(msc)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    excluded = [code for code in restrict if code in cfg.classification.exclude]
+    if excluded:
+        raise UserError(f"--msc {','.join(excluded)}: excluded classes (classification.exclude)")
+    papers = select_papers(PaperRepo(store), month, paper_ids)
+    llm = LLM(store)
+    for name in {cfg.models.generator, cfg.judge}:
+        llm.resolve(name)  # a bad name or missing credentials: a UserError now, before any work
+    builder = EternalBuilder(store, llm, cfg, on_step=progress,
+                             instantiate=lambda ts, n, s: run_instantiate(ts, n, s, cfg))  # fmt: skip
+    ex = cfg.execution
+
+    async def go() -> Collected:
+        try:
+            return await run_build(builder, papers, restrict, n=ex.instances_per_template, seed=ex.seed,
+                                   concurrency=concurrency, progress=progress)  # fmt: skip
+        finally:
+            await llm.aclose()
+
+    try:
+        collected = asyncio.run(go())
+    finally:
+        stop_private_servers()
+    return write_outputs(store, builder, collected, out_dir, restrict=restrict, month=month)
+
+
+__all__ = ["Collected", "PaperOutcome", "build_eternal", "rejection", "run_build", "select_papers"]

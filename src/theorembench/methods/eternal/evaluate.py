@@ -1,0 +1,243 @@
+"""``evaluate_eternal``: score a model on (calibrated) instances by final answers, with tiers, MSC, taxonomy, report.
+
+Each of the n samples per instance is a step of ``eternal.eval/<settings digest>`` (a
+failed model call is a failed step: left out of every score, counted, asked again by the
+next run). Scoring goes through the answer checker only; an answer the checker cannot
+read counts as wrong. With ``judge``, every wrong answer gets error-category labels
+(``taxonomy``); a person's stored overrides are applied. Writes ``results_<model>.json``,
+an Inspect log, and ``report.md`` with its charts over every model evaluated into the
+same folder on the same instances file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from theorembench.common.errors import UserError
+from theorembench.common.outputs import write_json
+from theorembench.evaluate.inspect_log import LogSample, default_log_dir, write_inspect_log
+from theorembench.llm import LLM, GenerateSettings, ModelSpec
+from theorembench.llm.local import stop_private_servers
+from theorembench.methods.eternal.answering import (
+    PROMPT_VERSION,
+    SYSTEM,
+    USER,
+    SharedChecker,
+    answer_messages,
+    answer_settings,
+    expected_of,
+    load_instances,
+    response_text,
+    run_sample,
+    settings_digest,
+)
+from theorembench.methods.eternal.report import load_results, safe_name, write_report
+from theorembench.methods.eternal.scoring import item_score, summarize
+from theorembench.methods.eternal.taxonomy import apply_overrides, counts, import_overrides, label_failures, response_id
+from theorembench.pipeline.steps import StepResult, StepRunner
+from theorembench.store import Store
+
+KIND = "eternal.eval"
+
+
+@dataclass
+class EvalOutcome:
+    results: dict[str, Any]
+    path: Path
+    report: Path
+    log: Path | None
+
+
+def evaluate_eternal(store: Store, path: str | Path, model: str, *, n: int = 1, judge: str | None = None,
+                     out_dir: str | Path = Path("eternal_eval"), max_tokens: int | None = None,
+                     temperature: float | None = None, seed: int | None = None, max_retries: int = 3,
+                     max_connections: int | None = None, log_dir: Path | None = None, write_log: bool = True,
+                     use_cache: bool = True,
+                     progress: Callable[[int, int], None] | None = None) -> EvalOutcome:  # fmt: skip
+    """Ask ``model`` n times per instance, score per tier and MSC class with 95% intervals, label failures.
+
+    ``progress(done, total)`` is called after every sample. Resumable: finished samples and
+    judge labels come from the store; failed ones are asked again.
+    """
+    if n < 1:
+        raise UserError("--n must be at least 1")
+    settings = answer_settings(max_tokens=max_tokens, temperature=temperature, seed=seed, max_retries=max_retries,
+                               max_connections=max_connections)  # fmt: skip
+    instances = load_instances(path)
+    llm = LLM(store, use_cache=use_cache)
+    spec = llm.resolve(model)
+    judge_spec = llm.resolve(judge) if judge else None
+    file_digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    pipeline = "eternal.eval/" + settings_digest(PROMPT_VERSION, SYSTEM, USER, settings.cache_fields())
+    runner = StepRunner(store, pipeline)
+    signature = settings_digest(file_digest, spec.name, spec.endpoint, n, settings.cache_fields())
+    run_id = store.create_run(KIND, signature, name=str(path), model=spec.name,
+                              config={"file": str(path), "n": n, "judge": judge})  # fmt: skip
+    llm.run_id = run_id
+    started, t0 = datetime.now(UTC), time.perf_counter()
+    outcomes: dict[tuple[int, int], StepResult] = {}
+    total, done = len(instances) * n, 0
+    if progress is not None:
+        progress(0, total)
+
+    def note(_: StepResult) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    async def go() -> list[dict[str, Any]]:
+        checker = SharedChecker()
+        try:
+            async def one(i: int, s: int) -> None:
+                outcomes[(i, s)] = await run_sample(runner, llm, spec, instances[i], s, settings, checker,
+                                                    purpose=KIND, on_done=note)  # fmt: skip
+
+            await asyncio.gather(*(one(i, s) for i in range(len(instances)) for s in range(n)))
+            failures = _failures(llm, spec, instances, outcomes, n)
+            if judge_spec is None:
+                return [{**f, "labels": [], "source": None, "rationale": "", "status": "unlabelled"}
+                        for f in failures]  # fmt: skip
+            judge_settings = GenerateSettings(max_retries=max_retries, max_connections=max_connections)
+            return await label_failures(store, llm, judge_spec, failures, judge_settings)
+        finally:
+            checker.close()
+            await llm.aclose()
+
+    calls_before, hits_before = llm.calls_made, llm.cache_hits
+    try:
+        labels = asyncio.run(go())
+    except BaseException:
+        store.set_run_status(run_id, "interrupted")
+        raise
+    finally:
+        stop_private_servers()
+    items = _items(instances, outcomes, n)
+    for i, item in enumerate(items):
+        for s in item["samples"]:
+            store.put_result(run_id, i, s["sample"], item_id=item["instance_id"], status=s["status"], record=s,
+                             call_id=s.get("call_id"), answer=s.get("extracted"), correct_label=item["expected"],
+                             is_correct=s.get("correct"), error=s.get("error"))  # fmt: skip
+    summary = summarize(items, n)
+    summary.update(calls_made=llm.calls_made - calls_before, cache_hits=llm.cache_hits - hits_before,
+                   wall_seconds=round(time.perf_counter() - t0, 3))  # fmt: skip
+    doc: dict[str, Any] = {
+        "kind": KIND, "model": spec.name, "endpoint": spec.endpoint, "file": str(path), "file_sha256": file_digest,
+        "samples_per_item": n, "settings": settings.model_dump(exclude_none=True), "judge": judge, "run_id": run_id,
+        "pipeline": pipeline, "date": started.strftime("%Y-%m-%d"),
+        "scoring": "final answers only, through the answer checker; an unreadable answer counts as wrong",
+        "summary": summary, "items": items,
+    }  # fmt: skip
+    doc["taxonomy"] = taxonomy_section(store, labels, judge)
+    out_dir = Path(out_dir)
+    log_path = _log(doc, instances, outcomes, llm, started, log_dir) if write_log else None
+    doc["log"] = str(log_path) if log_path else None
+    result_path = write_json(out_dir / f"results_{safe_name(spec.name)}.json", doc)
+    store.set_run_status(run_id, "finished", summary)
+    return EvalOutcome(doc, result_path, folder_report(out_dir, file_digest), log_path)
+
+
+def _failures(llm: LLM, spec: ModelSpec, instances: list[dict[str, Any]], outcomes: dict[tuple[int, int], StepResult],
+              n: int) -> list[dict[str, Any]]:  # fmt: skip
+    """The wrong answers (answered, graded incorrect), with what the judge needs."""
+    out = []
+    for i, inst in enumerate(instances):
+        for s in range(n):
+            res = outcomes[(i, s)]
+            if res.ok and not res.output["correct"]:
+                reply = response_text(llm, res.output.get("call_id"))
+                out.append({"id": response_id(spec.name, inst["instance_id"], s, reply), "instance_id":
+                            inst["instance_id"], "model": spec.name, "sample": s, "tier": inst.get("tier"),
+                            "problem": inst["problem"], "expected": expected_of(inst)[0],
+                            "solution": inst.get("solution_steps") or "", "reply": reply})  # fmt: skip
+    return out
+
+
+def _items(instances: list[dict[str, Any]], outcomes: dict[tuple[int, int], StepResult],
+           n: int) -> list[dict[str, Any]]:  # fmt: skip
+    items = []
+    for i, inst in enumerate(instances):
+        samples = []
+        for s in range(n):
+            res = outcomes[(i, s)]
+            if res.ok:
+                o = res.output
+                samples.append({"sample": s, "status": "ok", "correct": bool(o["correct"]), "extracted": o["extracted"],
+                                "unreadable": bool(o.get("unreadable")), "call_id": o.get("call_id")})  # fmt: skip
+            else:
+                samples.append({"sample": s, "status": "error", "correct": None, "error": res.reason,
+                                "call_id": res.call_ids[-1] if res.call_ids else None})  # fmt: skip
+        original = inst.get("original", (inst.get("originality") or {}).get("original"))
+        item = {"instance_id": inst["instance_id"], "tier": inst.get("tier"), "msc": inst.get("msc") or [],
+                "expected": expected_of(inst)[0], "original": original, "samples": samples}  # fmt: skip
+        item["score"] = item_score(item)
+        items.append(item)
+    return items
+
+
+def taxonomy_section(store: Store, labels: list[dict[str, Any]], judge: str | None) -> dict[str, Any]:
+    """Labels with a person's overrides applied, and their counts."""
+    rows = apply_overrides(store, labels)
+    return {"judge": judge, "failures": len(rows), "labelled": sum(r["status"] == "ok" for r in rows),
+            "overridden": sum(r.get("source") == "person" for r in rows),
+            "unlabelled": sum(r["status"] != "ok" for r in rows), "counts": counts(rows), "labels": rows}  # fmt: skip
+
+
+def folder_report(out_dir: Path, file_digest: str) -> Path:
+    """``report.md`` over every results file in ``out_dir`` scored on the same instances file."""
+    docs = []
+    for path in sorted(out_dir.glob("results_*.json")):
+        try:
+            doc = load_results([path])[0]
+        except UserError:  # another tool's file in the folder: not part of this report
+            continue
+        if doc.get("file_sha256") == file_digest:
+            docs.append(doc)
+    return write_report(docs, out_dir)
+
+
+def import_taxonomy(store: Store, labels_file: str | Path, results_path: str | Path) -> tuple[int, Path]:
+    """Store a person's labels for the failures of a results file, then rewrite it and its folder's report."""
+    results_path = Path(results_path)
+    doc = load_results([results_path])[0]
+    rows = doc["taxonomy"]["labels"]
+    stored = import_overrides(store, labels_file, {r["id"] for r in rows})
+    doc["taxonomy"] = taxonomy_section(store, rows, doc["taxonomy"].get("judge"))
+    write_json(results_path, doc)
+    return stored, folder_report(results_path.parent, doc["file_sha256"])
+
+
+def _log(doc: dict[str, Any], instances: list[dict[str, Any]], outcomes: dict[tuple[int, int], StepResult], llm: LLM,
+         started: datetime, log_dir: Path | None) -> Path:  # fmt: skip
+    samples = []
+    for i, inst in enumerate(instances):
+        for s in range(doc["samples_per_item"]):
+            res = outcomes[(i, s)]
+            o = res.output or {}
+            error = None if res.ok else (res.reason or "model call failed")
+            samples.append(LogSample(
+                id=inst["instance_id"], epoch=s + 1, messages=answer_messages(inst["problem"]),
+                target=expected_of(inst)[0], completion=response_text(llm, o.get("call_id")) if res.ok else "",
+                reasoning=None, score_value="C" if o.get("correct") else "I", answer=o.get("extracted"),
+                explanation=error or "; ".join(o.get("messages") or []) or "graded by the answer checker",
+                metadata={"tier": inst.get("tier"), "msc": inst.get("msc") or [],
+                          "status": "ok" if res.ok else "error"},
+                error=error))  # fmt: skip
+    overall = doc["summary"]["overall"]
+    metrics = {"accuracy": overall["accuracy"] or 0.0, "ci95_low": overall["ci95"][0], "ci95_high": overall["ci95"][1],
+               "n": float(overall["n"])}  # fmt: skip
+    return write_inspect_log(task="theorembench/eternal", model=doc["model"], dataset_name=Path(doc["file"]).name,
+                             dataset_path=doc["file"], samples=samples, metrics=metrics,
+                             config={"run_id": doc["run_id"], "n": doc["samples_per_item"]}, started_at=started,
+                             log_dir=log_dir or default_log_dir(), run_id=doc["run_id"],
+                             scorer="final_answer")  # fmt: skip
+
+
+__all__ = ["EvalOutcome", "evaluate_eternal", "folder_report", "import_taxonomy", "taxonomy_section"]

@@ -1,0 +1,464 @@
+"""EternalMath build (stages a-g): every branch driven by scripted models on 127.0.0.1, expected counts by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import PYTHON, cli_env
+from typer.testing import CliRunner
+
+from theorembench.cli.app import app
+from theorembench.common.errors import UserError
+from theorembench.methods.eternal import msc
+from theorembench.methods.eternal.build import build_eternal
+from theorembench.methods.eternal.originality import OriginalityIndex, read_corpus
+from theorembench.pipeline.papers import add_local
+from theorembench.store import Store
+from theorembench.store.papers import PaperRepo
+
+GEN, JUDGE = "openai-api/fake/gen", "openai-api/fake/judge"
+BASE = {"filter.reference_date": "2026-01-15", "translation.enabled": False}
+
+# -- scripted replies ---------------------------------------------------------------------------
+
+DERANGE_TEXT = ("ALPHA-ONE: A permutation of a finite set is called fixed-point-free when it moves every element. "
+                "How many fixed-point-free permutations of the set $\\{{1, 2, \\dots, {{{p}}}\\}}$ "
+                "are there?")  # fmt: skip
+CODE = "import math\nresult = sum((-1)**k * (math.factorial({v}) // math.factorial(k)) for k in range({v} + 1))"
+CHECK = ("from itertools import permutations\n"
+         "result = sum(1 for q in permutations(range({v})) if all(q[i] != i for i in range({v})))")  # fmt: skip
+DERANGE_CODE, DERANGE_CHECK = CODE.format(v="n"), CHECK.format(v="n")
+
+
+def derange(tid: str, name: str = "n") -> dict:
+    return {
+        "template_id": tid, "target_paper_module": "Theorem 1", "core_math_concept": "fixed points",
+        "problem_template": DERANGE_TEXT.format(p=name), "output_type": "Integer",
+        "natural_lang_solution": "Inclusion-exclusion over the set of fixed points gives the count.",
+        "formal_solution": CODE.format(v=name), "params": {name: {"type": "int", "min": 4, "max": 12}},
+        "small_case_check": {"params": {name: [4, 5, 6]}, "code": CHECK.format(v=name)},
+    }  # fmt: skip
+
+
+SUBSETS_WRONG = {  # the formula forgets the empty set: it runs, is positive, and is wrong
+    "template_id": "subsets", "problem_template": "ALPHA-TWO: How many subsets does a set with exactly {n} elements "
+    "have, the empty set included?", "output_type": "Integer", "formal_solution": "result = 2**n - 1",
+    "params": {"n": {"type": "int", "min": 3, "max": 20}},
+    "small_case_check": {"params": {"n": [3, 4, 5]}, "code": "from itertools import combinations\n"
+                         "result = sum(1 for k in range(n + 1) for _ in combinations(range(n), k))"},
+}  # fmt: skip
+GENERATORS = {  # phi(p) for primes: distinct answers, a sound template the validity judge will reject
+    "template_id": "units", "problem_template": "GAMMA-ONE: Let $G$ be the cyclic group of order {n}. How many "
+    "elements generate $G$?", "output_type": "Integer", "formal_solution": "result = n - 1",
+    "params": {"n": {"type": "prime", "min": 5, "max": 13}},
+    "small_case_check": {"params": {"n": [5, 7]}, "code": "import math\n"
+                         "result = sum(1 for g in range(n) if math.gcd(g, n) == 1)"},
+}  # fmt: skip
+
+
+def j(obj) -> str:
+    return json.dumps(obj)
+
+
+def computable(yes: bool) -> str:
+    results = [{"statement": "an explicit count", "parameters": [{"name": "n", "domain": "n >= 4"}],
+                "output": "an integer", "kind": "exact value"}] if yes else []  # fmt: skip
+    return j({"computable": yes, "reason": "explicit counts" if yes else "only existence results", "results": results})
+
+
+def verdict(valid: bool) -> str:
+    return j({"self_contained": True, "unambiguous": valid, "unique_answer": True, "valid": valid,
+              "reason": "clear" if valid else "the identity element is not named"})  # fmt: skip
+
+
+COMP = "Decide the computability of the paper below"
+TEMPL = r"Write up to \d+ distinct meta-templates"
+VALID = "Review this problem, an instance"
+
+
+def rules(**extra) -> list[dict]:
+    out = [
+        {"match": f"(?s){COMP}.*PAPER-ALPHA", "reply": computable(True), **extra.get("comp_alpha", {})},
+        {"match": f"(?s){COMP}.*PAPER-BETA", "reply": computable(False)},
+        {"match": f"(?s){COMP}.*PAPER-GAMMA", "reply": computable(True)},
+        {"match": f"(?s){COMP}.*PAPER-THETA", "reply": computable(True)},
+        {"match": "(?s)MSC2020 top-level classes:.*PAPER-GAMMA",
+         "reply": j({"codes": ["99", "20C30", "20"], "reason": "cyclic groups"})},
+        {"match": f"(?s){TEMPL}.*PAPER-ALPHA",
+         "reply": extra.get("alpha_templates", j({"templates": [derange("a1"), SUBSETS_WRONG, derange("a3", "m")]}))},
+        {"match": f"(?s){TEMPL}.*PAPER-GAMMA", "reply": j({"templates": [GENERATORS]})},
+        {"match": f"(?s){TEMPL}.*PAPER-THETA", "reply": j({"templates": [dict(derange("t1"), core_math_concept=(
+            "LOWCONF " * 3).strip(), problem_template="THETA-ONE: " + DERANGE_TEXT.format(p="n")[10:])]})},
+        {"match": f"(?s){VALID}.*ALPHA-ONE", "reply": verdict(True)},
+        {"match": f"(?s){VALID}.*THETA-ONE", "reply": verdict(True)},
+        {"match": f"(?s){VALID}.*GAMMA-ONE", "reply": verdict(False)},
+    ]  # fmt: skip
+    return extra.get("before", []) + out
+
+
+def latex(title: str, subjclass: str | None) -> str:
+    sc = f"\\subjclass[2020]{{{subjclass}}}\n" if subjclass else ""
+    return (f"\\documentclass{{amsart}}\n\\newtheorem{{theorem}}{{Theorem}}\n\\begin{{document}}\n"
+            f"\\title{{{title}}}\n{sc}\\maketitle\n\\begin{{theorem}}\\label{{thm:main}}\n"
+            f"For every $n \\ge 1$ the count is explicit.\n\\end{{theorem}}\n\\end{{document}}\n")  # fmt: skip
+
+
+def paper_folder(root: Path, name: str, subjclass: str | None) -> Path:
+    folder = root / "src" / name.lower()
+    folder.mkdir(parents=True)
+    (folder / "main.tex").write_text(latex(f"PAPER-{name}", subjclass))
+    return folder
+
+
+def add_papers(store: Store, root: Path, names: tuple[str, ...]) -> dict[str, str]:
+    """The seven test papers (or some of them), in the store; returns name -> paper id."""
+    repo = PaperRepo(store)
+    ids = {}
+    local = {"BETA": "Primary 11N05; Secondary 11A41", "GAMMA": None, "DELTA": "Primary 97D40; Secondary 05A05",
+             "ETA": "35Q30", "THETA": "05A05"}  # fmt: skip
+    for name in names:
+        if name == "ALPHA":  # an arXiv paper with a journal reference, recent
+            folder = paper_folder(root, name, "Primary 05A05; Secondary 05A15")
+            repo.upsert("2506.00001v1", source="arxiv", arxiv_id="2506.00001", version=1, month="2025-06",
+                        published="2025-06-02T10:00:00Z", title="PAPER-ALPHA", status="unpacked", folder=str(folder),
+                        meta={"journal_ref": "J. Combin. Theory Ser. A 201 (2025)", "doi": None})  # fmt: skip
+            ids[name] = "2506.00001v1"
+        elif name == "EPSILON":  # published long before the window
+            repo.upsert("1901.00002v1", source="arxiv", arxiv_id="1901.00002", version=1, month="2019-01",
+                        published="2019-01-10T00:00:00Z", title="PAPER-EPSILON", status="unpacked",
+                        meta={"journal_ref": "Ann. of Math. 190 (2019)"})  # fmt: skip
+            ids[name] = "1901.00002v1"
+        elif name == "ZETA":  # recent, but no journal-ref or DOI
+            repo.upsert("2510.00003v1", source="arxiv", arxiv_id="2510.00003", version=1, month="2025-10",
+                        published="2025-10-01T00:00:00Z", title="PAPER-ZETA", status="unpacked", meta={})  # fmt: skip
+            ids[name] = "2510.00003v1"
+        else:
+            ids[name] = add_local(repo, paper_folder(root, name, local[name]))
+    return ids
+
+
+ALL = ("ALPHA", "BETA", "GAMMA", "DELTA", "EPSILON", "ZETA", "ETA")
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "e.db") as s:
+        yield s
+
+
+def build(store, ids, out, **kw):
+    over = {**BASE, **kw.pop("overrides", {})}
+    return build_eternal(store, paper_ids=list(ids.values()), generator=GEN, judge=JUDGE, overrides=over,
+                         instances_per_template=3, seed=0, out_dir=out, **kw)  # fmt: skip
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+# -- MSC --------------------------------------------------------------------------------------------
+
+
+def test_msc_table_and_normalisation():
+    table = msc.top_level()
+    assert len(table) == 63 and table["05"] == "Combinatorics" and "02" not in table and "99" not in table
+    assert msc.normalise_code("05C50") == "05" and msc.normalise_code("11-02") == "11"
+    assert msc.normalise_code("35Qxx") == "35" and msc.normalise_code("68Q") == "68"
+    assert msc.normalise_code("04A20") == "03" and msc.normalise_code("73B05") == "74"  # retired before 2010
+    assert msc.normalise_code("99Z99") is None and msc.normalise_code("2010") is None
+    text = "Primary 05C50; Secondary 20C30, 05A05, 11B68, 35Q30"
+    assert msc.find_codes(text) == ["05C50", "20C30", "05A05", "11B68", "35Q30"]
+    got = msc.classify_codes(msc.find_codes(text), source="subjclass")
+    assert got.codes == ["05", "20", "11"] and got.excluded is None  # distinct, primary first, three at most
+    edu = msc.classify_codes(["97D40", "05A05"], source="subjclass")
+    assert edu.excluded and "97" in edu.excluded and edu.codes == ["05"]
+    kept = msc.classify_codes(["05A05", "01A60", "00A05"], source="subjclass")
+    assert kept.excluded is None and kept.codes == ["05"]  # excluded classes as secondary codes are dropped
+    written = "Primary 05A05; Secondary 05A15"
+    assert msc.subjclass_texts(f"\\subjclass[2020]{{{written}}}") == [written]
+    assert msc.parse_msc_option("05, 11,05") == ["05", "11"] and msc.in_scope(["20", "05"], ["05"])
+    assert not msc.in_scope(["35"], ["05", "11"]) and msc.in_scope(["35"], [])
+    for bad in ("99", "04", "5"):
+        with pytest.raises(ValueError, match="not an MSC2020 top-level class"):
+            msc.parse_msc_option(bad)
+
+
+# -- paper filter --------------------------------------------------------------------------------------
+
+
+def test_filter_recency_window_and_authority_rules():
+    from theorembench.methods.eternal.config import EternalConfigError, load_config
+    from theorembench.methods.eternal.filter import PaperInput, authority, recency
+
+    cfg = load_config(None, **{"filter.reference_date": "2026-01-15"}).filter
+
+    def paper(published=None, source="arxiv", meta=None, latex=None):
+        return PaperInput(id="p", source=source, title="t", abstract="a", latex=latex, theorem=None,
+                          meta=meta or {}, published=published)  # fmt: skip
+
+    # 24 months back from 2026-01 at month granularity: 2024-01 is in, 2023-12 and 2026-02 are out
+    assert recency(paper("2024-01-31T00:00:00Z"), cfg).passed and not recency(paper("2023-12-31"), cfg).passed
+    assert not recency(paper("2026-02-01"), cfg).passed and not recency(paper(None), cfg).passed
+    assert recency(paper(None, source="local"), cfg).passed  # the user added it: trusted
+    assert authority(paper(meta={"doi": "10.1000/x"}), cfg).passed
+    assert not authority(paper(meta={}), cfg).passed and authority(paper(source="local"), cfg).passed
+    listed = load_config(None, **{"filter.authority": "list", "filter.venues": ["Inventiones"],
+                                  "filter.institutions": ["Institute for Advanced Study"]}).filter  # fmt: skip
+    assert authority(paper(meta={"journal_ref": "Invent. Math. 1 (2025)"}), listed).passed is False
+    assert authority(paper(meta={"journal_ref": "Inventiones Math. 1 (2025)"}), listed).passed
+    affil = "\\address{School of Mathematics, Institute for Advanced Study, Princeton}"
+    assert authority(paper(latex=affil), listed).reason == "institution Institute for Advanced Study"
+    assert authority(paper(source="local"), load_config(None, **{"filter.authority": "any"}).filter).passed
+    with pytest.raises(EternalConfigError, match="needs filter.venues"):
+        load_config(None, **{"filter.authority": "list"}).check()
+    with pytest.raises(EternalConfigError, match="reference_date"):
+        load_config(None, **{"filter.reference_date": "2026-13-01"})
+
+
+# -- the whole build ----------------------------------------------------------------------------------
+
+
+def test_scripted_build_funnel_rejections_and_resume(fake_env, store, tmp_path):
+    fake_env.set_script({"rules": rules()})
+    ids = add_papers(store, tmp_path, ALL)
+    result = build(store, ids, tmp_path / "out", msc="05,11,20")
+    # 7 papers: EPSILON too old, ZETA without journal-ref, DELTA primary 97, ETA (35) outside --msc,
+    # BETA not computable; ALPHA writes 3 templates (one wrong formula, one near-duplicate), GAMMA one
+    # (the validity judge rejects it); the one template left gives 3 instances
+    assert result.funnel == {"papers": 7, "recent": 6, "authoritative": 5, "classified": 4, "in_scope": 3,
+                             "computable": 2, "templates": 4, "well_formed": 4, "validated_templates": 3,
+                             "reviewed_templates": 1, "instances": 3}  # fmt: skip
+    rej = lines(tmp_path / "out" / "rejections.jsonl")
+    by_template = {r["template_id"]: (r["stage"], r["reason"]) for r in rej}
+    a = ids["ALPHA"]
+    assert len(rej) == 3 and set(by_template) == {f"{a}:t2", f"{a}:t3", f"{ids['GAMMA']}:t1"}
+    assert by_template[f"{a}:t2"][0] == "cross_check" and "brute force" in by_template[f"{a}:t2"][1]
+    assert by_template[f"{a}:t3"] [0] == "originality" and f"template {a}:t1" in by_template[f"{a}:t3"][1]
+    assert by_template[f"{ids['GAMMA']}:t1"][0] == "validity" and "unambiguous" in by_template[f"{ids['GAMMA']}:t1"][1]
+    papers = {p["paper_id"]: p for p in lines(tmp_path / "out" / "papers.jsonl")}
+    assert papers[ids["EPSILON"]]["stopped_at"] == "recency" and papers[ids["ZETA"]]["stopped_at"] == "authority"
+    assert papers[ids["DELTA"]]["stopped_at"] == "classify" and "97" in papers[ids["DELTA"]]["reason"]
+    assert papers[ids["ETA"]]["stopped_at"] == "msc" and papers[ids["ETA"]]["msc"] == ["35"]
+    assert papers[ids["BETA"]]["stopped_at"] == "computability" and papers[ids["BETA"]]["status"] == "rejected"
+    assert papers[a]["msc"] == ["05"] and papers[a]["checks"]["classify"]["source"] == "subjclass"
+    gamma = papers[ids["GAMMA"]]["checks"]["classify"]
+    assert gamma["source"] == "llm" and gamma["codes"] == ["20"] and gamma["invalid"] == ["99"]
+    insts = lines(tmp_path / "out" / "instances.jsonl")
+    assert {i["template_id"] for i in insts} == {f"{a}:t1"} and all(i["msc"] == ["05"] for i in insts)
+    derangements = {4: 9, 5: 44, 6: 265, 7: 1854, 8: 14833, 9: 133496, 10: 1334961, 11: 14684570, 12: 176214841}
+    assert all(int(i["numerical_value"]) == derangements[i["params_used"]["n"]] for i in insts)
+    assert all(i["originality"]["original"] is True and i["originality"]["threshold"] == 0.8 for i in insts)
+    assert [t["template_id"] for t in json.loads((tmp_path / "out" / "templates.json").read_text())] == [f"{a}:t1"]
+    # model calls: 1 classification (GAMMA), 3 computability, 2 template generations, 2 validity verdicts
+    assert fake_env.stats()["total_requests"] == 8
+    costs = {row["stage"]: row["calls"] for row in result.costs}
+    assert costs == {"classify": 1, "computability": 3, "templates": 2, "validity": 2, "total": 8}
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["funnel"] == result.funnel and summary["rejections_by_stage"] == {
+        "cross_check": 1, "originality": 1, "validity": 1}
+    # a second run finds every step stored: no model call at all, the same outputs
+    again = build(store, ids, tmp_path / "out2", msc="05,11,20")
+    assert fake_env.stats()["total_requests"] == 8 and again.funnel == result.funnel
+    timeless = [{k: v for k, v in i.items() if k != "execution"} for i in insts]  # timings differ run to run
+    assert [{k: v for k, v in i.items() if k != "execution"} for i in lines(tmp_path / "out2" / "instances.jsonl")] \
+        == timeless
+
+
+def test_shipped_sample_papers_pass_the_default_filter(fake_env, store, tmp_path):
+    from importlib import resources
+
+    fake_env.set_script({"rules": [{"match": COMP, "reply": computable(False)}]})
+    repo = PaperRepo(store)
+    with resources.as_file(resources.files("theorembench.data").joinpath("papers")) as root:
+        ids = {p.name: add_local(repo, p) for p in sorted(Path(root).iterdir()) if p.is_dir()}
+    result = build_eternal(store, paper_ids=list(ids.values()), generator=GEN, out_dir=tmp_path / "o")  # defaults
+    assert result.funnel["papers"] == result.funnel["authoritative"] == result.funnel["in_scope"] == 3
+    papers = {p["paper_id"]: p for p in lines(tmp_path / "o" / "papers.jsonl")}
+    assert {name: papers[pid]["msc"] for name, pid in ids.items()} == {
+        "derangements": ["05"], "monotone-subsequences": ["05"], "primorial-bound": ["11"]}
+    assert all(p["checks"]["classify"]["source"] == "subjclass" for p in papers.values())
+    assert fake_env.stats()["total_requests"] == 3  # three computability verdicts, no classification call
+
+
+def test_failed_call_is_a_failed_step_that_runs_again(fake_env, store, tmp_path):
+    fault = {"faults": [{"kind": "500", "times": 20}]}
+    fake_env.set_script({"rules": rules(comp_alpha=fault)})
+    ids = add_papers(store, tmp_path, ("ALPHA",))
+    first = build(store, ids, tmp_path / "o1")
+    assert first.funnel["computable"] == 0 and first.funnel["templates"] == 0
+    assert list(first.summary["failed_steps"]) == ["computability"]
+    assert lines(tmp_path / "o1" / "rejections.jsonl") == []  # never a rejection
+    paper = lines(tmp_path / "o1" / "papers.jsonl")[0]
+    assert (paper["stopped_at"], paper["status"]) == ("computability", "failed")
+    assert fake_env.stats()["total_requests"] == 4  # one try and three retries
+    fake_env.set_script({"rules": rules()})
+    second = build(store, ids, tmp_path / "o2")
+    assert second.summary["failed_steps"] == {} and second.funnel["instances"] == 3
+    assert second.funnel["validated_templates"] == 2 and second.funnel["reviewed_templates"] == 1
+
+
+def test_llm_classification_without_a_valid_code_fails_and_asks_again(fake_env, store, tmp_path):
+    bad = {"match": "(?s)MSC2020 top-level classes:.*PAPER-GAMMA", "reply": j({"codes": ["99", "2"], "reason": "?"})}
+    fake_env.set_script({"rules": rules(before=[bad])})
+    ids = add_papers(store, tmp_path, ("GAMMA",))
+    first = build(store, ids, tmp_path / "o1")
+    assert first.summary["failed_steps"].keys() == {"classify"} and first.funnel["classified"] == 0
+    assert fake_env.stats()["total_requests"] == 1
+    build(store, ids, tmp_path / "o2")  # the invalid reply is not served from the cache: the judge is asked anew
+    assert fake_env.stats()["total_requests"] == 2
+    fake_env.set_script({"rules": rules()})
+    third = build(store, ids, tmp_path / "o3")
+    assert third.funnel["in_scope"] == 1 and third.funnel["validated_templates"] == 1
+
+
+def test_subjclass_first_and_msc_restriction(fake_env, store, tmp_path):
+    fake_env.set_script({"rules": rules()})
+    ids = add_papers(store, tmp_path, ("ALPHA", "BETA"))
+    result = build(store, ids, tmp_path / "o", msc="11")
+    # ALPHA (05) is outside --msc 11; BETA (11) goes to the judge, which finds nothing computable
+    assert (result.funnel["classified"], result.funnel["in_scope"], result.funnel["computable"]) == (2, 1, 0)
+    assert fake_env.count(match="MSC2020 top-level classes") == 0  # both have \subjclass: no classification call
+    assert fake_env.stats()["total_requests"] == 1
+    by_month = build_eternal(store, month="2025-06", generator=GEN, overrides=BASE, msc="11", out_dir=tmp_path / "m")
+    assert by_month.funnel["papers"] == 1 and by_month.funnel["in_scope"] == 0  # ALPHA alone, outside 11
+    with pytest.raises(UserError, match="no stored papers for 2024-02"):
+        build_eternal(store, month="2024-02", generator=GEN, out_dir=tmp_path / "m")
+    with pytest.raises(UserError, match="--msc 97: excluded"):
+        build(store, ids, tmp_path / "o", msc="97")
+    with pytest.raises(UserError, match="not an MSC2020 top-level class"):
+        build(store, ids, tmp_path / "o", msc="05,99")
+
+
+def test_translation_writes_blind_check_and_repairs_once(fake_env, store, tmp_path):
+    broken = j({"formal_solution": "result = derangements_of(n)", "notes": "uses a helper"})
+    fixed = j({"formal_solution": DERANGE_CODE, "notes": "inclusion-exclusion"})
+    check = j({"small_case_check": {"params": {"n": [4, 5]}, "code": DERANGE_CHECK}})
+    before = [
+        {"match": "Running that code in the sandbox failed", "reply": fixed},
+        {"match": "Write formal_solution for this template", "reply": broken},
+        {"match": "Write small_case_check for the problem below", "reply": check},
+    ]  # fmt: skip
+    only = j({"templates": [dict(derange("a1"), formal_solution="result = 0", small_case_check=None)]})
+    fake_env.set_script({"rules": rules(before=before, alpha_templates=only)})
+    ids = add_papers(store, tmp_path, ("ALPHA",))
+    result = build(store, ids, tmp_path / "o", overrides={"translation.enabled": True})
+    assert result.funnel["validated_templates"] == 1 and result.funnel["instances"] == 3
+    assert fake_env.count(match="Running that code in the sandbox failed") == 1  # one repair round
+    # the brute-force check is written blind: its prompt shows neither the formula nor the solution
+    check_req = [r for r in fake_env.requests if "Write small_case_check" in json.dumps(r)]
+    assert len(check_req) == 1 and "math.factorial" not in json.dumps(check_req[0])
+    assert "Inclusion-exclusion" not in json.dumps(check_req[0])
+    tpl = json.loads((tmp_path / "o" / "templates.json").read_text())[0]
+    assert tpl["formal_solution"] == DERANGE_CODE and tpl["small_case_check"]["params"] == {"n": [4, 5]}
+    # comp, templates, solution, check, repair, validity
+    assert fake_env.stats()["total_requests"] == 6
+    build(store, ids, tmp_path / "o2", overrides={"translation.enabled": True})
+    assert fake_env.stats()["total_requests"] == 6
+
+
+def test_screening_rejects_low_confidence_generation(fake_env, store, tmp_path):
+    fake_env.set_script({"rules": rules(), "logprob_default": -0.1,
+                         "logprob_rules": [{"match": "LOWCONF", "logprob": -400.0}]})  # fmt: skip
+    ids = add_papers(store, tmp_path, ("GAMMA", "THETA"))
+    over = {"review.screening": True, "review.validity": False}
+    result = build(store, ids, tmp_path / "o", overrides=over)
+    rej = lines(tmp_path / "o" / "rejections.jsonl")
+    assert [(r["template_id"], r["stage"]) for r in rej] == [(f"{ids['THETA']}:t1", "screening")]
+    assert "below -1.5" in rej[0]["reason"]
+    assert result.funnel["validated_templates"] == 2 and result.funnel["reviewed_templates"] == 1
+
+
+def test_screening_skipped_when_no_logprobs(fake_env, store, tmp_path):
+    fake_env.set_script({"rules": rules(), "logprobs_mode": "none"})
+    ids = add_papers(store, tmp_path, ("GAMMA", "THETA"))
+    result = build(store, ids, tmp_path / "o", overrides={"review.screening": True, "review.validity": False})
+    assert result.funnel["reviewed_templates"] == 2 and lines(tmp_path / "o" / "rejections.jsonl") == []
+    assert any("provider returns no log-probabilities" in n for n in result.summary["notes"])
+
+
+def test_originality_against_a_user_corpus(fake_env, store, tmp_path):
+    corpus = tmp_path / "known.jsonl"
+    known = DERANGE_TEXT.format(p="n").replace("{n}", "7")
+    corpus.write_text(j({"problem": "Unrelated: find all primes below 10."}) + "\n" + j({"problem": known}) + "\n")
+    assert [place for place, _ in read_corpus(corpus)] == [f"{corpus}:1", f"{corpus}:2"]
+    fake_env.set_script({"rules": rules(alpha_templates=j({"templates": [derange("a1")]}))})
+    ids = add_papers(store, tmp_path, ("ALPHA",))
+    result = build(store, ids, tmp_path / "o", overrides={"review.corpora": [str(corpus)]})
+    rej = lines(tmp_path / "o" / "rejections.jsonl")
+    assert [r["stage"] for r in rej] == ["originality"] and f"corpus text {corpus}:2" in rej[0]["reason"]
+    assert result.funnel["reviewed_templates"] == 0 and fake_env.count(match=VALID) == 0
+
+
+def test_originality_threshold_keeps_a_rewording():
+    index = OriginalityIndex(threshold=0.8)
+    base = ("Let G be a finite group of order {n} and let H be a subgroup of index two. "
+            "How many conjugacy classes of G meet H when G acts on itself by conjugation?")  # fmt: skip
+    reworded = ("Suppose a group G has exactly {n} elements and a normal subgroup H with quotient of order two. "
+                "Count the conjugacy classes of G that intersect H.")  # fmt: skip
+    assert index.check("t1", base, {"n"}) is None
+    assert index.check("t2", reworded, {"n"}) is None
+    dup = index.check("t3", base.replace("{n}", "{m}"), {"m"})
+    assert dup is not None and dup.duplicate_of == "t1" and dup.similarity == 1.0
+
+
+# -- the command line ----------------------------------------------------------------------------------
+
+
+def test_cli_config_and_bad_options(store, tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(app, ["eternal", "config"])
+    assert res.exit_code == 0 and "[filter]" in res.output and 'authority = "journal"' in res.output
+    db = str(tmp_path / "c.db")
+    res = runner.invoke(app, ["eternal", "build", "--month", "2025-13", "--generator", GEN, "--db", db])
+    assert res.exit_code == 2 and "--month must be YYYY-MM" in res.output
+    res = runner.invoke(app, ["eternal", "build", "--generator", GEN, "--db", db])
+    assert res.exit_code == 2 and "either --month" in res.output
+
+
+def _calls(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with Store(db) as s:
+        return s.usage()["ok"]
+
+
+def test_killed_build_resumes_without_repeating_a_call(fake_env, tmp_path):
+    db = tmp_path / "kill.db"
+    with Store(db) as s:
+        ids = add_papers(s, tmp_path, ("ALPHA", "GAMMA"))
+    (tmp_path / "cfg.toml").write_text('[filter]\nreference_date = "2026-01-15"\n[translation]\nenabled = false\n')
+    fake_env.set_script({"rules": rules(), "max_responses": 3})  # answer 3 requests, then hold the rest
+    cmd = [PYTHON, "-m", "theorembench.cli", "eternal", "build", "--generator", GEN, "--judge", JUDGE,
+           "--config", str(tmp_path / "cfg.toml"), "--instances-per-template", "3", "--db", str(db),
+           "--out", str(tmp_path / "out")] + [a for pid in ids.values() for a in ("--paper", pid)]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=cli_env(), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        fake_env.wait_for(lambda st: st["completed"] == 3 and st["held"] >= 1, timeout=120)
+        deadline = time.monotonic() + 60
+        while _calls(db) < 3:  # the three answers reach the ledger before the kill
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL and not (tmp_path / "out" / "summary.json").exists()
+    fake_env.set_script({"rules": rules()})
+    done = subprocess.run(cmd, env=cli_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "EternalMath funnel" in done.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["funnel"]["instances"] == 3 and summary["funnel"]["validated_templates"] == 3
+    # every prompt was answered once: classification, 2 computability, 2 templates, 2 validity
+    completed = fake_env.stats()["prompt_keys_completed"]
+    assert len(completed) == 7 and set(completed.values()) == {1}
+    before = fake_env.stats()["total_requests"]
+    again = subprocess.run(cmd, env=cli_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and fake_env.stats()["total_requests"] == before
