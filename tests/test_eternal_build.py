@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -414,6 +416,7 @@ def test_cli_config_and_bad_options(store, tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, ["eternal", "config"])
     assert res.exit_code == 0 and "[filter]" in res.output and 'authority = "journal"' in res.output
+    assert "per_instance_s = 5" in res.output
     db = str(tmp_path / "c.db")
     res = runner.invoke(app, ["eternal", "build", "--month", "2025-13", "--generator", GEN, "--db", db])
     assert res.exit_code == 2 and "--month must be YYYY-MM" in res.output
@@ -462,3 +465,171 @@ def test_killed_build_resumes_without_repeating_a_call(fake_env, tmp_path):
     before = fake_env.stats()["total_requests"]
     again = subprocess.run(cmd, env=cli_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and fake_env.stats()["total_requests"] == before
+
+
+# -- stage e through the build: code that never ends, code that reaches out, bad renderings, duplicates -------
+
+FAST = {"execution.per_instance_s": 0.5, "execution.timeout_s": 3}  # small limits keep these tests short
+
+
+def scripted(tid: str, problem: str, code: str, values: list[int] | None = None, **extra) -> dict:
+    """A generator's template over the choice domain ``values`` (every value drawn when there are three)."""
+    return {"template_id": tid, "problem_template": problem, "output_type": "Integer", "formal_solution": code,
+            "params": {"n": {"type": "choice", "values": values or [4, 5, 6]}}, **extra}  # fmt: skip
+
+
+def test_never_ending_code_is_killed_and_the_build_goes_on(fake_env, store, tmp_path):
+    looping_check = scripted("spin", "LOOP-CHECKED: How many derangements has a set of {n} elements?",
+                             "while True:\n    pass\nresult = n",
+                             small_case_check={"params": {"n": [4, 5]}, "code": "result = n"})  # fmt: skip
+    one_loop = scripted("five", "LOOP-SQUARE: What is the square of the integer {n}?",
+                        "while n == 5:\n    pass\nresult = n * n")  # fmt: skip
+    deaf = scripted("deaf", "LOOP-DEAF: What is the cube of the integer {n}?",
+                    "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
+                    "result = n ** 3")  # fmt: skip
+    square_ok = {"match": f"(?s){VALID}.*LOOP-SQUARE", "reply": verdict(True)}
+    fake_env.set_script({"rules": rules(before=[square_ok],
+                                        alpha_templates=j({"templates": [looping_check, one_loop, deaf]}))})
+    ids = add_papers(store, tmp_path, ("ALPHA",))
+    a = ids["ALPHA"]
+    result = build(store, ids, tmp_path / "o", overrides=FAST)
+    assert result.funnel == {"papers": 1, "recent": 1, "authoritative": 1, "classified": 1, "in_scope": 1,
+                             "computable": 1, "templates": 3, "well_formed": 3, "validated_templates": 1,
+                             "reviewed_templates": 1, "instances": 2}  # fmt: skip
+    assert result.summary["rejections_by_stage"] == {"cross_check": 1, "execution": 4}
+    assert result.summary["instantiate"]["limits"] == {"timeout_s": 3, "memory_mb": 1024, "per_instance_s": 0.5}
+    rej = lines(tmp_path / "o" / "rejections.jsonl")
+    # t1: the formula never ends on the first small case, so the whole template goes
+    [t1] = [r for r in rej if r["template_id"] == f"{a}:t1"]
+    assert (t1["stage"], t1["params_used"]) == ("cross_check", None)
+    assert t1["reason"] == "formal_solution timed out on the small case n=4: no result within 0.5 s"
+    # t2: only n = 5 loops; its per-run timer costs that instance and no other
+    [t2] = [r for r in rej if r["template_id"] == f"{a}:t2"]
+    assert (t2["stage"], t2["params_used"]) == ("execution", {"n": 5})
+    assert t2["reason"] == "timed out: no result within 0.5 s"
+    insts = lines(tmp_path / "o" / "instances.jsonl")
+    assert sorted((i["params_used"]["n"], i["numerical_value"]) for i in insts) == [(4, "16"), (6, "36")]
+    # t3 ignores its timer: the sandbox stops the process at execution.timeout_s; nothing of it survives
+    t3 = [r for r in rej if r["template_id"] == f"{a}:t3"]
+    assert sorted(r["params_used"]["n"] for r in t3) == [4, 5, 6] and {r["stage"] for r in t3} == {"execution"}
+    assert all(r["reason"].startswith("sandbox timeout: ") and "time limit" in r["reason"] for r in t3)
+    assert sorted(r["reason"].rsplit("(", 1)[1] for r in t3) == [
+        "before this instance ran)", "before this instance ran)", "while this instance ran)"]
+    # computability, templates, one validity verdict; a rerun asks nothing again and gets the same outcome
+    assert fake_env.stats()["total_requests"] == 3
+    again = build(store, ids, tmp_path / "o2", overrides=FAST)
+    assert fake_env.stats()["total_requests"] == 3 and again.funnel == result.funnel
+    assert [(r["template_id"], r["stage"], r["reason"]) for r in lines(tmp_path / "o2" / "rejections.jsonl")] == \
+        [(r["template_id"], r["stage"], r["reason"]) for r in rej]  # fmt: skip
+    with pytest.raises(UserError, match=r"execution.per_instance_s \(4\) is above execution.timeout_s \(3\)"):
+        build(store, ids, tmp_path / "o3", overrides={**FAST, "execution.per_instance_s": 4})
+
+
+def test_translated_code_that_never_ends_is_shown_to_the_translator_then_rejected(fake_env, store, tmp_path):
+    loop = j({"formal_solution": "while True:\n    pass\nresult = n", "notes": "a loop"})
+    check = j({"small_case_check": {"params": {"n": [4, 5]}, "code": DERANGE_CHECK}})
+    before = [
+        {"match": "Running that code in the sandbox failed", "reply": loop},
+        {"match": "Write formal_solution for this template", "reply": loop},
+        {"match": "Write small_case_check for the problem below", "reply": check},
+    ]  # fmt: skip
+    only = j({"templates": [dict(derange("a1"), formal_solution="result = 0", small_case_check=None)]})
+    fake_env.set_script({"rules": rules(before=before, alpha_templates=only)})
+    ids = add_papers(store, tmp_path, ("ALPHA",))
+    over = {**FAST, "translation.enabled": True}
+    result = build(store, ids, tmp_path / "o", overrides=over)
+    assert (result.funnel["well_formed"], result.funnel["validated_templates"], result.funnel["instances"]) == (1, 0, 0)
+    [rej] = lines(tmp_path / "o" / "rejections.jsonl")
+    assert rej["stage"] == "cross_check"
+    assert rej["reason"] == "formal_solution timed out on the small case n=4: no result within 0.5 s"
+    # the one repair round showed the translator the time limit it ran into
+    [repair] = [r for r in fake_env.requests if "Running that code in the sandbox failed" in json.dumps(r)]
+    assert "no result within 0.5 s" in json.dumps(repair)
+    assert fake_env.stats()["total_requests"] == 5  # computability, templates, solution, check, repair
+    build(store, ids, tmp_path / "o2", overrides=over)
+    assert fake_env.stats()["total_requests"] == 5
+
+
+def test_code_reading_the_store_or_opening_a_socket_is_contained(fake_env, tmp_path):
+    from theorembench.common.paths import home
+
+    canary = "CANARY-5b1e-do-not-leak"
+    db = home() / "theorembench.db"  # the store this build itself uses
+    db.parent.mkdir(parents=True, exist_ok=True)
+    (home() / "canary.txt").write_text(canary)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    code = (f"if n == 1:\n    result = open({str(home() / 'canary.txt')!r}).read()\n"
+            f"elif n == 2:\n    result = open({str(db)!r}, 'rb').read().decode('latin-1')\n"
+            f"else:\n    import socket\n    s = socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
+            f"    s.sendall(b'leak')\n    result = 'connected'\n")  # fmt: skip
+    # answer kind expression accepts a text result: had a read worked, the text would be the instance's answer
+    reach = scripted("reach", "REACH-OUT: Name the value for case {n}.", code, [1, 2, 3], answer_kind="expression")
+    fake_env.set_script({"rules": rules(alpha_templates=j({"templates": [reach]}))})
+    try:
+        with Store(db) as store:
+            ids = add_papers(store, tmp_path, ("ALPHA",))
+            assert db.is_file() and (home() / "canary.txt").read_text() == canary  # the host can read both
+            result = build(store, ids, tmp_path / "o", overrides=FAST)
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):  # nobody connected
+            listener.accept()
+    finally:
+        listener.close()
+    assert (result.funnel["well_formed"], result.funnel["validated_templates"], result.funnel["instances"]) == (1, 0, 0)
+    rej = {r["params_used"]["n"]: r for r in lines(tmp_path / "o" / "rejections.jsonl")}
+    assert sorted(rej) == [1, 2, 3] and {r["stage"] for r in rej.values()} == {"execution"}
+    assert rej[1]["reason"].startswith("FileNotFoundError: ") and rej[2]["reason"].startswith("FileNotFoundError: ")
+    assert rej[3]["reason"].split(":")[0] in ("ConnectionRefusedError", "PermissionError", "OSError")
+    out = "".join(p.read_text() for p in (tmp_path / "o").iterdir())
+    assert lines(tmp_path / "o" / "instances.jsonl") == [] and canary not in out
+    assert canary not in json.dumps(fake_env.requests)  # nor did it reach a model
+    assert "PAPER-ALPHA" not in (tmp_path / "o" / "rejections.jsonl").read_text()  # nothing of the store's content
+    assert fake_env.stats()["total_requests"] == 2  # computability, templates: no instance to review
+
+
+def test_unresolved_placeholder_and_left_name_reject_at_render(fake_env, store, tmp_path):
+    undeclared = scripted("m", "RENDER-ONE: Compute {n} plus {m}.", "result = n + 1")
+    left = scripted("left", "RENDER-TWO: In $S_{n}$ count the $n$-cycles; n is {n}.", "result = 1")
+    fake_env.set_script({"rules": rules(alpha_templates=j({"templates": [undeclared, left]}))})
+    ids = add_papers(store, tmp_path, ("ALPHA",))
+    a = ids["ALPHA"]
+    result = build(store, ids, tmp_path / "o", overrides=FAST)
+    assert (result.funnel["templates"], result.funnel["well_formed"], result.funnel["validated_templates"],
+            result.funnel["instances"]) == (2, 2, 0, 0)  # fmt: skip
+    assert result.summary["rejections_by_stage"] == {"render": 6}
+    rej = lines(tmp_path / "o" / "rejections.jsonl")
+    assert sorted((r["template_id"], r["params_used"]["n"]) for r in rej) == [
+        (f"{a}:t1", 4), (f"{a}:t1", 5), (f"{a}:t1", 6), (f"{a}:t2", 4), (f"{a}:t2", 5), (f"{a}:t2", 6)]
+    assert {(r["template_id"], r["reason"]) for r in rej} == {
+        (f"{a}:t1", "unresolved placeholder {m} in the problem"),
+        (f"{a}:t2", "parameter name n left in the rendered problem (as a symbol in math, never bound to its value)")}
+    # nothing ran: the rendering is checked before the sandbox starts
+    assert [row.get("sandbox") for row in result.summary["instantiate"]["per_template"]] == [None, None]
+    assert fake_env.stats()["total_requests"] == 2
+
+
+def test_small_domain_and_equal_answers_are_reported_and_deduplicated(fake_env, store, tmp_path):
+    parity = scripted("parity", "DUP-ONE: What is the remainder of {n} on division by 2?", "result = n % 2", [1, 3])
+    ok = {"match": f"(?s){VALID}.*DUP-ONE", "reply": verdict(True)}
+    fake_env.set_script({"rules": rules(before=[ok], alpha_templates=j({"templates": [parity]}))})
+    ids = add_papers(store, tmp_path, ("ALPHA",))
+    tid = f"{ids['ALPHA']}:t1"
+    result = build(store, ids, tmp_path / "o", overrides=FAST)  # three instances asked of a two-value domain
+    assert (result.funnel["validated_templates"], result.funnel["reviewed_templates"], result.funnel["instances"]) \
+        == (1, 1, 1)  # fmt: skip
+    assert result.summary["rejections_by_stage"] == {"duplicate": 2}
+    [inst] = lines(tmp_path / "o" / "instances.jsonl")
+    kept = inst["params_used"]["n"]
+    assert kept in (1, 3) and inst["numerical_value"] == "1"
+    assert inst["instance_id"] == f"{tid}#" + hashlib.sha256(f'{{"n":{kept}}}'.encode()).hexdigest()[:10]
+    rej = lines(tmp_path / "o" / "rejections.jsonl")
+    [short] = [r for r in rej if r["params_used"] is None]
+    assert short["stage"] == "duplicate"
+    assert short["reason"] == "the parameter domain holds only 2 distinct values; 3 instances were asked for, 2 drawn"
+    [same] = [r for r in rej if r["params_used"] is not None]
+    assert same["stage"] == "duplicate" and same["params_used"] == {"n": 4 - kept}  # the other of 1 and 3
+    assert same["reason"] == f"same answer as {inst['instance_id']}"
+    assert fake_env.stats()["total_requests"] == 3  # computability, templates, one validity verdict

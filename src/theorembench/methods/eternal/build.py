@@ -75,7 +75,8 @@ def rejection(template_id: str, stage: str, reason: str) -> dict[str, Any]:
 
 async def run_instantiate(templates: list[Any], n: int, seed: int, cfg: EternalConfig) -> Any:
     """The instantiate service (stages e and g) on parsed templates, off the event loop when it is synchronous."""
-    kwargs = {"timeout_s": cfg.execution.timeout_s, "memory_mb": cfg.execution.memory_mb}
+    ex = cfg.execution
+    kwargs = {"timeout_s": ex.timeout_s, "memory_mb": ex.memory_mb, "per_instance_s": ex.per_instance_s}
     if inspect.iscoroutinefunction(I.instantiate_templates):
         return await I.instantiate_templates(templates, n, seed, **kwargs)
     return await asyncio.to_thread(I.instantiate_templates, templates, n, seed, **kwargs)

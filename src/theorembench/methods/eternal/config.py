@@ -54,6 +54,8 @@ trial_cases = 2                  # small cases run in the sandbox to find execut
 instances_per_template = 5
 seed = 0
 timeout_s = 20                   # per template's sandboxed process
+per_instance_s = 5               # per run of the code inside it (an instance runs twice): one run that
+                                 #   never ends costs its instance, not the template's other instances
 memory_mb = 1024
 
 [review]                         # stage f
@@ -132,6 +134,7 @@ class Execution(_Section):
     instances_per_template: int = Field(5, ge=1, le=100000)
     seed: int = 0
     timeout_s: float = Field(20, gt=0, le=3600)
+    per_instance_s: float = Field(5, gt=0, le=3600)
     memory_mb: int = Field(1024, ge=64)
 
 
@@ -174,6 +177,10 @@ class EternalConfig(_Section):
         problems = []
         if self.filter.authority == "list" and not (self.filter.venues or self.filter.institutions):
             problems.append("filter.authority = \"list\" needs filter.venues and/or filter.institutions")
+        ex = self.execution
+        if ex.per_instance_s > ex.timeout_s:
+            problems.append(f"execution.per_instance_s ({ex.per_instance_s:g}) is above execution.timeout_s "
+                            f"({ex.timeout_s:g}): the template's process would be stopped first")  # fmt: skip
         for path in self.review.corpora:
             if not Path(path).is_file():
                 problems.append(f"review.corpora: {path}: no such file")

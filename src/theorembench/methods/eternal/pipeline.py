@@ -61,7 +61,7 @@ class EternalBuilder:
             "computability": (cfg.judge, cfg.templates.paper_chars),
             "templates": (cfg.models.generator, cfg.templates),
             "translate": (cfg.models.generator, cfg.translation, cfg.execution.timeout_s, cfg.execution.memory_mb,
-                          cfg.execution.seed),
+                          cfg.execution.seed, cfg.execution.per_instance_s),
             "screening": (cfg.models.generator, cfg.review.min_avg_logprob),
             "validity": (cfg.judge,),
         }  # fmt: skip
