@@ -23,6 +23,7 @@ bench: setup
 	$(BIN)/python bench/eval_throughput.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/eternal_instantiate.py
+	$(BIN)/python bench/improof_harness.py
 
 clean:
 	rm -rf $(VENV) .theorembench demo-output results logs

@@ -199,3 +199,27 @@ def test_eternal_demo_chain_on_the_embedded_model(shared_local, tmp_path):
     overall = results["summary"]["overall"]
     assert overall["n"] + results["summary"]["failed_samples"] >= ETERNAL_SHIPPED_INSTANCES
     assert (out / "eval" / "report.md").is_file()
+
+
+def test_improof_demo_chain_on_the_embedded_model(shared_local, tmp_path):
+    """The demo's IMProofBench step: shipped problems, agentic and single-turn runs, auto-grades, statistics."""
+    from theorembench.cli.demo import run_improof_demo
+    from theorembench.methods.improof.answers import list_answers
+    from theorembench.methods.improof.autograde import effective_verdicts
+
+    out = tmp_path / "improof"
+    run_improof_demo(model="local/smollm2", out_dir=out, db=None)
+    with Store(os.environ["THEOREMBENCH_HOME"] + "/theorembench.db") as store:
+        answers = list_answers(store)
+        assert sorted((a["problem_id"], a["mode"]) for a in answers) == sorted(
+            (p, m) for p in ("binomial-reciprocals", "spanning-trees-kmn", "stable-graphs")
+            for m in ("agentic", "single-turn"))  # fmt: skip
+        for a in answers:  # every subquestion has a verdict (the tiny model's answers are wrong or missing)
+            verdicts = effective_verdicts(store, a["id"])
+            assert len(verdicts) == len(a["sub_answers"]) and all(v["source"] != "ungraded" for v in verdicts)
+    for mode in ("agentic", "single-turn"):
+        doc = json.loads((out / f"results_local_smollm2_{mode}.json").read_text())
+        assert doc["summary"]["incomplete"] == 0
+    stats = json.loads((out / "stats" / "stats.json").read_text())
+    assert set(stats["models"]) == {"local/smollm2", "local/smollm2 (single-turn)"}
+    assert (out / "stats" / "report.md").is_file()

@@ -313,3 +313,110 @@ def test_inspect_agent_loop_anthropic(fake, tmp_path, monkeypatch):
     check_agent_log(log)
     assert [(r["endpoint"], r["rule"]) for r in fake.requests] == [("messages", 1), ("messages", 0)]
     assert [t["name"] for t in fake.requests[0]["tools"]] == ["addition"]
+
+
+# ------------------------------------------------------------------ malformed arguments
+
+BAD_CALL = {"tool_calls": [{"name": "calc", "raw_arguments": "{not json", "id": "bad-1"}]}
+
+
+def test_raw_arguments_go_verbatim_in_chat_plain_and_streamed(srv):
+    srv.set_script({"default": {"reply": BAD_CALL}})
+    with oai(srv) as client:
+        plain = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "go"}])
+        stream = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "go"}], stream=True)
+        pieces = [d.function.arguments or "" for chunk in stream for c in chunk.choices
+                  for d in c.delta.tool_calls or [] if d.function]  # fmt: skip
+    (call,) = plain.choices[0].message.tool_calls
+    assert (call.id, call.function.name, call.function.arguments) == ("bad-1", "calc", "{not json")
+    assert plain.choices[0].finish_reason == "tool_calls"
+    assert "".join(pieces) == "{not json"
+
+
+def test_raw_arguments_go_verbatim_in_responses(srv):
+    srv.set_script({"default": {"reply": BAD_CALL}})
+    with oai(srv) as client:
+        r = client.responses.create(model="m", input="go")
+    assert [(i.type, i.call_id, i.arguments) for i in r.output] == [("function_call", "bad-1", "{not json")]
+
+
+def test_raw_arguments_in_anthropic_are_the_input_string_which_the_streaming_sdk_refuses(srv):
+    srv.set_script({"default": {"reply": BAD_CALL}})
+    messages = [{"role": "user", "content": "go"}]
+    with ant(srv) as client:
+        plain = client.messages.create(model="c", max_tokens=100, messages=messages)
+        assert [(b.type, b.input) for b in plain.content] == [("tool_use", "{not json")]
+        with pytest.raises(ValueError, match="Unable to parse tool parameter JSON"):
+            with client.messages.stream(model="c", max_tokens=100, messages=messages) as stream:
+                stream.get_final_message()
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        ({"name": "python", "raw_arguments": "{", "arguments": {}}, "not both"),
+        ({"name": "python", "raw_arguments": {"code": 1}}, "'raw_arguments' must be a string"),
+    ],
+)
+def test_bad_raw_arguments_specs_fail_when_the_script_loads(call, message):
+    with pytest.raises(ValueError, match=message):
+        FakeLLMServer({"default": {"reply": {"tool_calls": [call]}}})
+
+
+def test_inspect_gives_a_malformed_call_a_parsing_error_and_the_loop_goes_on(fake_env, tmp_path):
+    fake_env.set_script({"rules": [
+        {"match": "Error parsing", "reply": "The answer is 42"},
+        {"match": "What is 2", "reply": {"tool_calls": [{"name": "addition", "raw_arguments": "{\"x\": 2, "}]}},
+    ]})  # fmt: skip
+    (log,) = inspect_eval(agent_task(), model="openai-api/fake/m", model_base_url=fake_env.base_url,
+                          log_dir=str(tmp_path / "logs"), display="none")  # fmt: skip
+    assert log.status == "success", log.error
+    msgs = log.samples[0].messages
+    assert [m.role for m in msgs] == ["user", "assistant", "tool", "assistant"]
+    assert msgs[1].tool_calls[0].parse_error is not None
+    assert msgs[2].error is not None and msgs[2].error.type == "parsing"
+    assert msgs[3].text == "The answer is 42"
+    assert [r["rule"] for r in fake_env.requests] == [1, 0]
+
+
+# ------------------------------------------------------------------ reasoning tokens in usage
+
+REASONED = {"default": {"reply": "ok", "reasoning": "thinking hard", "usage": {"prompt_tokens": 11,
+            "completion_tokens": 30, "reasoning_tokens": 12}}}  # fmt: skip
+
+
+def test_usage_carries_reasoning_tokens_in_every_protocol(srv):
+    srv.set_script(REASONED)
+    messages = [{"role": "user", "content": "go"}]
+    with oai(srv) as client:
+        chat = client.chat.completions.create(model="m", messages=messages)
+        streamed = [c.usage for c in client.chat.completions.create(
+            model="m", messages=messages, stream=True, stream_options={"include_usage": True}) if c.usage]
+        resp = client.responses.create(model="m", input="go")
+    with ant(srv) as client:
+        msg = client.messages.create(model="c", max_tokens=100, messages=messages)
+        with client.messages.stream(model="c", max_tokens=100, messages=messages) as stream:
+            final = stream.get_final_message()
+    assert (chat.usage.completion_tokens, chat.usage.completion_tokens_details.reasoning_tokens) == (30, 12)
+    assert [(u.completion_tokens, u.completion_tokens_details.reasoning_tokens) for u in streamed] == [(30, 12)]
+    assert (resp.usage.output_tokens, resp.usage.output_tokens_details.reasoning_tokens) == (30, 12)
+    assert (msg.usage.output_tokens, msg.usage.output_tokens_details.thinking_tokens) == (30, 12)
+    assert (final.usage.output_tokens, final.usage.output_tokens_details.thinking_tokens) == (30, 12)
+
+
+@pytest.mark.parametrize("provider", ["chat", "responses", "anthropic"])
+def test_inspect_reads_the_reasoning_tokens(fake_env, tmp_path, monkeypatch, provider):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    fake_env.set_script(REASONED)
+    model, args, url = {
+        "chat": ("openai-api/fake/m", {}, fake_env.base_url),  # an explicit address: Inspect memoizes models
+        "responses": ("openai-api/fake/m", {"responses_api": True}, fake_env.base_url),
+        "anthropic": ("anthropic/claude-test", {}, fake_env.anthropic_base_url),
+    }[provider]
+    task = Task(dataset=[Sample(input="go")], solver=[generate()])
+    (log,) = inspect_eval(task, model=model, model_args=args, model_base_url=url, max_tokens=1000,
+                          log_dir=str(tmp_path / "logs"), display="none")  # fmt: skip
+    assert log.status == "success", log.error
+    (usage,) = log.stats.model_usage.values()
+    assert (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens) == (11, 30, 12)
+    assert len(fake_env.requests) == 1  # no token-counting round trip for Anthropic's thinking

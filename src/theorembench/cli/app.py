@@ -11,6 +11,7 @@ from theorembench.cli.demo import demo
 from theorembench.cli.eternal import eternal_app
 from theorembench.cli.eval import eval_app
 from theorembench.cli.hybrid import hybrid_app
+from theorembench.cli.improof import improof_app
 from theorembench.cli.lmb import lmb_app
 from theorembench.cli.local import local_app
 from theorembench.cli.papers import papers_app
@@ -34,6 +35,7 @@ app.add_typer(hybrid_app, name="hybrid")
 app.add_typer(answers_app, name="answers")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(eternal_app, name="eternal")
+app.add_typer(improof_app, name="improof")
 app.command()(demo)
 app.command()(report)
 app.command()(prices)

@@ -14,6 +14,8 @@ from theorembench.cli.eternal_build import run_eternal_build
 from theorembench.cli.eternal_eval import eternal_eval
 from theorembench.cli.eval import run_mcq_command
 from theorembench.cli.hybrid import run_hybrid_build, run_hybrid_eval
+from theorembench.cli.improof_eval import print_results as print_improof_results
+from theorembench.cli.improof_stats import print_stats
 from theorembench.cli.lmb import run_lmb_build
 from theorembench.cli.papers import extract_with_progress, summary_line
 
@@ -42,6 +44,9 @@ ETERNAL_OVERRIDES = {
     "translation.repair_rounds": 0, "execution.instances_per_template": 3,
 }  # fmt: skip
 ETERNAL_SHIPPED_INSTANCES = 5
+# IMProofBench with small budgets: the tiny model rarely calls a tool or `submit`, so its
+# agentic stages end on their budgets; the single-turn mode (App. I.1) gets boxed answers.
+IMPROOF_BUDGETS = {"main_tokens": 500, "sub_tokens": 200}
 
 
 def demo(
@@ -51,14 +56,15 @@ def demo(
     db: DbOption = None,
 ) -> None:
     """The main job, offline on the embedded model: sample papers -> LiveMathematicianBench and Proof2Hybrid
-    questions, EternalMath instances -> evaluation -> reports."""
+    questions, EternalMath instances -> evaluation -> reports; IMProofBench's sample problems -> agentic and
+    single-turn evaluation -> auto-grades -> statistics."""
     from theorembench.latex.extract import ExtractSettings
     from theorembench.pipeline.papers import add_local
     from theorembench.report.tables import write_report
     from theorembench.store.papers import PaperRepo
 
-    out.print(f"[bold]theorembench demo[/] with {escape(model)}: LiveMathematicianBench, Proof2Hybrid and EternalMath, "
-              "offline.")  # fmt: skip
+    out.print(f"[bold]theorembench demo[/] with {escape(model)}: LiveMathematicianBench, Proof2Hybrid, EternalMath "
+              "and IMProofBench, offline.")  # fmt: skip
     out.print("The embedded model is tiny and gets mathematics wrong: this shows the machinery, not a score.\n")
 
     # 1. papers -> main theorems (the rule path finds them; no model needed)
@@ -111,6 +117,33 @@ def demo(
     out.print(f"\n[bold]5. EternalMath[/]: MSC classes, computability, templates, code, sandboxed validation "
               f"({escape(model)})")  # fmt: skip
     run_eternal_demo(ids, model=model, out_dir=out_dir / "eternal", max_tokens=max_tokens, db=db)
+
+    # 6. IMProofBench: the shipped problems, staged conversations with tools in the sandbox, auto-grades, statistics
+    out.print(f"\n[bold]6. IMProofBench[/]: sample problems, main question then subquestions, python in the sandbox, "
+              f"token budgets ({escape(model)})")  # fmt: skip
+    run_improof_demo(model=model, out_dir=out_dir / "improof", db=db)
+
+
+def run_improof_demo(*, model: str, out_dir: Path, db: str | None) -> None:
+    """Import the shipped problems, evaluate ``model`` agentic and single-turn, auto-grade, print the statistics."""
+    from theorembench.methods.improof.catalog import import_demo_problems
+    from theorembench.methods.improof.harness import run_improof_eval
+    from theorembench.methods.improof.stats_load import improof_stats
+
+    with opened_store(db) as st:
+        ids = import_demo_problems(st)
+        out.print(f"problems: {', '.join(ids)}", markup=False)
+        for mode, tools in (("agentic", "python"), ("single-turn", None)):
+            out.print(f"{mode}: budgets {IMPROOF_BUDGETS['main_tokens']} tokens for the main question, "
+                      f"{IMPROOF_BUDGETS['sub_tokens']} for each subquestion", markup=False)  # fmt: skip
+            result = run_improof_eval(st, model, problem_ids=ids, tools=tools, mode=mode, out_dir=out_dir,
+                                      log_dir=out_dir.parent / "logs", tool_timeout_s=60, tool_memory_mb=2048,
+                                      max_connections=1, **IMPROOF_BUDGETS)  # fmt: skip
+            print_improof_results(result.results)
+        stats = improof_stats(st, run_ids=None, models=None, out_dir=out_dir / "stats")
+    print_stats(stats.doc)
+    out.print(f"report: {stats.paths['report']} (no human grades yet: grade with `theorembench improof grades "
+              f"import`, or on the platform)", markup=False)  # fmt: skip
 
 
 def run_eternal_demo(paper_ids: list[str], *, model: str, out_dir: Path, max_tokens: int, db: str | None) -> None:

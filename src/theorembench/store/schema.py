@@ -158,4 +158,101 @@ steps = sa.Table(
     sa.Column("updated_at", _time, nullable=False),
 )  # fmt: skip
 
+# -- IMProofBench (revision 0002): problems with immutable versions, answers, verdicts, grades ----------
+
+_serial = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+improof_problems = sa.Table(
+    "improof_problems", metadata,
+    sa.Column("id", _text, primary_key=True),
+    sa.Column("status", _text, nullable=False),
+    sa.Column("author", _text),
+    sa.Column("current_version", sa.Integer, nullable=False),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("updated_at", _time, nullable=False),
+    sa.Index("improof_problems_status", "status"),
+)  # fmt: skip
+
+improof_problem_versions = sa.Table(
+    "improof_problem_versions", metadata,
+    sa.Column("problem_id", _text, sa.ForeignKey("improof_problems.id"), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("payload", _text, nullable=False),
+    sa.Column("created_by", _text),
+    sa.Column("note", _text),
+    sa.Column("created_at", _time, nullable=False),
+)  # fmt: skip
+
+improof_status_events = sa.Table(
+    "improof_status_events", metadata,
+    sa.Column("id", _serial, sa.Identity(), primary_key=True),
+    sa.Column("problem_id", _text, sa.ForeignKey("improof_problems.id"), nullable=False),
+    sa.Column("from_status", _text),
+    sa.Column("to_status", _text, nullable=False),
+    sa.Column("actor", _text),
+    sa.Column("note", _text),
+    sa.Column("at", _time, nullable=False),
+    sa.Index("improof_status_events_problem", "problem_id"),
+    sqlite_autoincrement=True,
+)  # fmt: skip
+
+improof_answers = sa.Table(
+    "improof_answers", metadata,
+    sa.Column("id", _text, primary_key=True),
+    sa.Column("run_id", _text),
+    sa.Column("problem_id", _text, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("model", _text, nullable=False),
+    sa.Column("tier", sa.Integer),
+    _count("epoch"),
+    sa.Column("mode", _text, nullable=False),
+    sa.Column("main_answer", _text),
+    _json("sub_answers", "[]"),
+    _json("stages", "[]"),
+    sa.Column("created_at", _time, nullable=False),
+    sa.ForeignKeyConstraint(["problem_id", "version"],
+                            ["improof_problem_versions.problem_id", "improof_problem_versions.version"]),
+    sa.Index("improof_answers_run", "run_id"),
+    sa.Index("improof_answers_problem", "problem_id", "model"),
+)  # fmt: skip
+
+improof_verdicts = sa.Table(
+    "improof_verdicts", metadata,
+    sa.Column("answer_id", _text, sa.ForeignKey("improof_answers.id"), primary_key=True),
+    sa.Column("sub_index", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("grader_version", _text, primary_key=True),
+    sa.Column("correct", sa.Integer),
+    sa.Column("warning", _text, nullable=False),
+    sa.Column("extracted", _text),
+    _json("parsed"),
+    sa.Column("created_at", _time, nullable=False),
+)  # fmt: skip
+
+improof_verdict_overrides = sa.Table(
+    "improof_verdict_overrides", metadata,
+    sa.Column("id", _serial, sa.Identity(), primary_key=True),
+    sa.Column("answer_id", _text, sa.ForeignKey("improof_answers.id"), nullable=False),
+    sa.Column("sub_index", sa.Integer, nullable=False),
+    sa.Column("correct", sa.Integer),
+    _count("verified"),
+    sa.Column("actor", _text, nullable=False),
+    sa.Column("reason", _text, nullable=False),
+    sa.Column("at", _time, nullable=False),
+    sa.Index("improof_verdict_overrides_answer", "answer_id", "sub_index"),
+    sqlite_autoincrement=True,
+)  # fmt: skip
+
+improof_grades = sa.Table(
+    "improof_grades", metadata,
+    sa.Column("answer_id", _text, sa.ForeignKey("improof_answers.id"), primary_key=True),
+    sa.Column("grader", _text, primary_key=True),
+    sa.Column("progress", sa.Integer),
+    _json("indicators", "{}"),
+    sa.Column("notes", _text),
+    sa.Column("comment", _text),
+    sa.Column("status", _text, nullable=False),
+    _count("revision", 1),
+    sa.Column("updated_at", _time, nullable=False),
+)  # fmt: skip
+
 TABLES: dict[str, sa.Table] = dict(metadata.tables)

@@ -8,7 +8,7 @@ from theorembench.llm.backends import RawOutput
 from theorembench.llm.structured import llama_cpp_schema
 
 # providers whose SDK client accepts max_retries: retries are ours (bounded, recorded)
-_SDK_RETRY_ARG = {"openai", "anthropic", "openai-api", "vllm", "sglang", "ollama", "together",
+SDK_RETRY_ARG = {"openai", "anthropic", "openai-api", "vllm", "sglang", "ollama", "together",
                   "openrouter", "deepseek", "fireworks", "groq", "grok", "llama-cpp-python", "local"}  # fmt: skip
 
 
@@ -24,7 +24,7 @@ class InspectBackend:
         from inspect_ai.model import get_model
 
         model_args: dict[str, Any] = {}
-        if provider in _SDK_RETRY_ARG:
+        if provider in SDK_RETRY_ARG:
             model_args["max_retries"] = 0
         self.llama_cpp = llama_cpp
         self.model = get_model(inspect_name, base_url=base_url, api_key=api_key, memoize=False, **model_args)

@@ -23,6 +23,7 @@ What it answers is driven by a *script* (a plain dict or a JSON file)::
          # or a tool-call reply (alone or as an element of a sequence):
          #   {"content": "optional text",
          #    "tool_calls": [{"name": "python", "arguments": {"code": "print(1)"}, "id": "optional"}]}
+         #   (``"raw_arguments": "{not json"`` instead of ``arguments`` sends that string verbatim)
          "reasoning": "optional reasoning text" | [...],
          "delay_ms": 200,
          "faults": [{"kind": "429", "times": 2, "retry_after": 0.5}],
@@ -62,6 +63,14 @@ Semantics worth knowing:
   then that batch goes on and the next N are gathered (a test proves N
   requests were in flight at once without timing them).  ``release()`` lets a
   partial batch go and lifts the barrier as it lifts ``max_responses``.
+* Usage: ``prompt_tokens`` (default about 4 characters a token of the prompt),
+  ``completion_tokens`` (default: text, tool calls and reasoning) and
+  ``reasoning_tokens`` (default: the reasoning text's length / 4). As the real
+  APIs do, the completion count *includes* the reasoning tokens and each
+  protocol also gives them apart: ``usage.completion_tokens_details.reasoning_tokens``
+  (chat), ``usage.output_tokens_details.reasoning_tokens`` (Responses) and
+  ``usage.output_tokens_details.thinking_tokens`` (Anthropic, in the message and
+  in the streamed ``message_delta``; older Anthropic SDKs ignore the field).
 * ``delay_ms`` is an ``asyncio.sleep`` in the handler (applies to faults too).
 * Tool calls: a reply ``{"content": ..., "tool_calls": [...]}`` answers with
   ``message.tool_calls`` (``type: function``, ``function.arguments`` a JSON
@@ -71,7 +80,16 @@ Semantics worth knowing:
   ``input``; ``stop_reason: "tool_use"``, streamed as ``input_json_delta``) in
   Anthropic messages; text, when there is any, comes first.  A call needs a
   ``name``; ``arguments`` (default ``{}``) must be a JSON object; a bad spec is
-  a ``ValueError`` when the script loads.  An unscripted ``id`` is
+  a ``ValueError`` when the script loads.  Malformed arguments: a call with
+  ``raw_arguments`` (a string, instead of ``arguments``) carries that string
+  verbatim as ``function.arguments`` (chat, also streamed) and ``arguments``
+  (Responses).  Anthropic's ``input`` is a JSON object in the protocol, so it
+  cannot hold invalid JSON: there the string itself is sent as ``input`` (and
+  streamed as the ``partial_json`` pieces), something a real server never does;
+  what a client makes of it is the client's own (the Anthropic SDK keeps the
+  string when not streaming and raises ``ValueError`` when streaming; Inspect
+  AI's Anthropic provider fails the model call either way, while its OpenAI
+  providers give the call a ``parse_error`` and the tool an error result).  An unscripted ``id`` is
   ``call_<rule>_<answer>_<index>`` (rule index or ``default``, the rule's
   answered count from 0, the call's position).  Scripted ``usage`` and
   ``finish_reason`` apply as for text; a ``max_tokens`` cut drops the calls.

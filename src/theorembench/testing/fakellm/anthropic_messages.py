@@ -23,17 +23,19 @@ def messages_body(
     pt: int,
     ct: int,
     calls: Sequence[ToolCall] = (),
+    rt: int = 0,
 ) -> dict[str, Any]:
     """An Anthropic ``message``: thinking block (when there is reasoning), text block, then ``tool_use`` blocks.
 
-    The text block is left out when the reply is only tool calls.
+    The text block is left out when the reply is only tool calls. ``usage.output_tokens`` includes the
+    reasoning tokens, which ``usage.output_tokens_details.thinking_tokens`` gives apart.
     """
     content: list[dict[str, Any]] = []
     if reasoning:
         content.append({"type": "thinking", "thinking": reasoning, "signature": "sig"})
     if reply or not calls:
         content.append({"type": "text", "text": reply})
-    content.extend({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in calls)
+    content.extend({"type": "tool_use", "id": c.id, "name": c.name, "input": c.anthropic_input()} for c in calls)
     return {
         "id": f"msg_fake{rid}",
         "type": "message",
@@ -42,7 +44,7 @@ def messages_body(
         "content": content,
         "stop_reason": STOP_REASONS.get(finish, finish),
         "stop_sequence": None,
-        "usage": {"input_tokens": pt, "output_tokens": ct},
+        "usage": {"input_tokens": pt, "output_tokens": ct, "output_tokens_details": {"thinking_tokens": rt}},
     }
 
 
@@ -56,6 +58,7 @@ async def stream_messages(
     pt: int,
     ct: int,
     calls: Sequence[ToolCall] = (),
+    rt: int = 0,
 ) -> web.StreamResponse:
     """Send the reply as Anthropic SSE events (``message_start`` ... ``message_stop``), tool calls last."""
 
@@ -96,7 +99,7 @@ async def stream_messages(
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": STOP_REASONS.get(finish, finish), "stop_sequence": None},
-                "usage": {"output_tokens": ct},
+                "usage": {"output_tokens": ct, "output_tokens_details": {"thinking_tokens": rt}},
             },
         )
     )

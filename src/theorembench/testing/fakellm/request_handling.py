@@ -188,7 +188,7 @@ class LLMRequestHandler(RequestRecorder):
         if stream and api == CHAT:
             resp = await stream_chat(request, rid, model, n, reply, reasoning, finish, pt, ct, rt, calls)
         elif stream and api == MESSAGES:
-            resp = await stream_messages(request, rid, model, reply, reasoning, finish, pt, ct, calls)
+            resp = await stream_messages(request, rid, model, reply, reasoning, finish, pt, ct, calls, rt)
         elif api == CHAT:
             resp = json_response(chat_body(rid, model, n, reply, reasoning, finish, pt, ct, rt, calls))
         elif api == RESPONSES:
@@ -196,7 +196,7 @@ class LLMRequestHandler(RequestRecorder):
         elif api == COMPLETIONS:
             resp = json_response(completions_body(script, rid, model, reply, finish, limit, body))
         else:
-            resp = json_response(messages_body(rid, model, reply, reasoning, finish, pt, ct, calls))
+            resp = json_response(messages_body(rid, model, reply, reasoning, finish, pt, ct, calls, rt))
         self._finish(rec, outcome, 200)
         return resp
 

@@ -6,26 +6,35 @@ import json
 from typing import Any, Mapping
 
 _REPLY_KEYS = frozenset({"content", "tool_calls"})
-_CALL_KEYS = frozenset({"name", "arguments", "id"})
+_CALL_KEYS = frozenset({"name", "arguments", "raw_arguments", "id"})
 
 
 class ToolCall:
-    """One scripted tool call: the tool's name, its arguments (a JSON object) and an optional fixed id."""
+    """One scripted tool call: the tool's name, its arguments and an optional fixed id.
 
-    __slots__ = ("name", "arguments", "id")
+    ``arguments`` is a JSON object; ``raw`` (from ``raw_arguments``) is a string sent verbatim
+    instead, so a script can send arguments that are not valid JSON.
+    """
 
-    def __init__(self, name: str, arguments: dict[str, Any], id: str | None = None):
+    __slots__ = ("name", "arguments", "id", "raw")
+
+    def __init__(self, name: str, arguments: dict[str, Any], id: str | None = None, raw: str | None = None):
         self.name = name
         self.arguments = arguments
         self.id = id
+        self.raw = raw
 
     def arguments_json(self) -> str:
-        """The arguments as the JSON string the OpenAI protocols carry."""
-        return json.dumps(self.arguments, ensure_ascii=False)
+        """The arguments as the string the OpenAI protocols carry (the raw string when scripted)."""
+        return self.raw if self.raw is not None else json.dumps(self.arguments, ensure_ascii=False)
+
+    def anthropic_input(self) -> Any:
+        """Anthropic's ``input``: the arguments object, or the raw string (a real server always sends an object)."""
+        return self.raw if self.raw is not None else self.arguments
 
     def with_id(self, default: str) -> ToolCall:
         """This call with its scripted id, or ``default`` when none was scripted."""
-        return ToolCall(self.name, self.arguments, self.id or default)
+        return ToolCall(self.name, self.arguments, self.id or default, self.raw)
 
 
 class Reply:
@@ -42,7 +51,7 @@ def parse_reply(spec: Any, where: str) -> Reply:
     """A :class:`Reply` from a script ``reply`` element: a string (or scalar) or ``{"content", "tool_calls"}``.
 
     Raises ``ValueError`` naming ``where`` for an unknown key, a call without a name,
-    or arguments that are not a JSON object.
+    arguments that are not a JSON object, or ``raw_arguments`` that are not a string.
     """
     if not isinstance(spec, Mapping):
         return Reply("" if spec is None else str(spec))
@@ -66,13 +75,18 @@ def _parse_call(spec: Any, where: str) -> ToolCall:
     name = spec.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError(f"{where} needs a 'name' (a non-empty string)")
+    raw = spec.get("raw_arguments")
+    if raw is not None and "arguments" in spec:
+        raise ValueError(f"{where}: give 'arguments' or 'raw_arguments', not both")
+    if raw is not None and not isinstance(raw, str):
+        raise ValueError(f"{where}: 'raw_arguments' must be a string, got {type(raw).__name__}")
     arguments = spec.get("arguments", {})
     if not isinstance(arguments, Mapping):
         raise ValueError(f"{where}: 'arguments' must be a JSON object, got {type(arguments).__name__}")
     call_id = spec.get("id")
     if call_id is not None and (not isinstance(call_id, str) or not call_id):
         raise ValueError(f"{where}: 'id' must be a non-empty string")
-    return ToolCall(name, dict(arguments), call_id)
+    return ToolCall(name, dict(arguments), call_id, raw)
 
 
 def with_ids(reply: Reply, rule_label: str, answer: int) -> Reply:
