@@ -48,6 +48,15 @@ if ! command -v bwrap >/dev/null 2>&1; then
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap
 fi
 
+# Debian's Chromium for the real-browser tests of the web platform (tests/browser): the playwright
+# Python package (dev extra) drives /usr/bin/chromium. Never `playwright install`: it downloads a browser.
+# Without recommends: about 400 MB on disk with its libraries, 15 s to install.
+if [ ! -x /usr/bin/chromium ]; then
+    echo "setup: installing system packages for the browser tests: chromium"
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+fi
+
 if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv"
     "$PYTHON" -m venv .venv

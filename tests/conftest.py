@@ -8,6 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from browser_harness import (  # noqa: F401 - real-browser fixtures (Playwright + Debian's Chromium), screenshots
+    browser_log,
+    chromium,
+    open_page,
+    page,
+    platform,
+    platform_app,
+    platform_db,
+    pytest_terminal_summary,
+    screens_root,
+)
 from ci_rules import pytest_runtest_makereport, pytest_sessionstart  # noqa: F401 - CI allows no skips
 from pg import db_url, pg_server, pg_url  # noqa: F401 - fixtures: a throwaway PostgreSQL server, both backends
 

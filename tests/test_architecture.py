@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "methods": BELOW_PIPELINE | {"pipeline", "evaluate"},
     "testing": BELOW_PIPELINE | {"pipeline"},
     "web": BELOW_PIPELINE | {"pipeline", "evaluate", "methods"},
-    "cli": BELOW_PIPELINE | {"pipeline", "evaluate", "methods"},
+    "cli": BELOW_PIPELINE | {"pipeline", "evaluate", "methods", "web"},  # web: `improof serve` starts the platform
 }
 WHOLE_BY_DESIGN = {"latex/macros.py", "latex/flatten.py"}
 MAX_LINES = 500

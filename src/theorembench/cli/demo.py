@@ -46,7 +46,8 @@ ETERNAL_OVERRIDES = {
 ETERNAL_SHIPPED_INSTANCES = 5
 # IMProofBench with small budgets: the tiny model rarely calls a tool or `submit`, so its
 # agentic stages end on their budgets; the single-turn mode (App. I.1) gets boxed answers.
-IMPROOF_BUDGETS = {"main_tokens": 500, "sub_tokens": 200}
+IMPROOF_BUDGETS = {"main_tokens": 400, "sub_tokens": 160}
+IMPROOF_REPLY_TOKENS = 160  # per model call, so a stage ends within a few calls
 
 
 def demo(
@@ -138,7 +139,8 @@ def run_improof_demo(*, model: str, out_dir: Path, db: str | None) -> None:
                       f"{IMPROOF_BUDGETS['sub_tokens']} for each subquestion", markup=False)  # fmt: skip
             result = run_improof_eval(st, model, problem_ids=ids, tools=tools, mode=mode, out_dir=out_dir,
                                       log_dir=out_dir.parent / "logs", tool_timeout_s=60, tool_memory_mb=2048,
-                                      max_connections=1, **IMPROOF_BUDGETS)  # fmt: skip
+                                      max_connections=1, generate={"max_tokens": IMPROOF_REPLY_TOKENS},
+                                      **IMPROOF_BUDGETS)  # fmt: skip
             print_improof_results(result.results)
         stats = improof_stats(st, run_ids=None, models=None, out_dir=out_dir / "stats")
     print_stats(stats.doc)

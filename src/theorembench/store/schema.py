@@ -255,4 +255,63 @@ improof_grades = sa.Table(
     sa.Column("updated_at", _time, nullable=False),
 )  # fmt: skip
 
+# -- IMProofBench platform (revision 0003): accounts, roles, sessions, hashed tokens, outbox, rate limits -----
+
+web_users = sa.Table(
+    "web_users", metadata,
+    sa.Column("id", _text, primary_key=True),
+    sa.Column("email", _text, nullable=False, unique=True),
+    sa.Column("password_hash", _text),
+    _count("verified"),
+    sa.Column("created_at", _time, nullable=False),
+)  # fmt: skip
+
+web_user_roles = sa.Table(
+    "web_user_roles", metadata,
+    sa.Column("user_id", _text, sa.ForeignKey("web_users.id"), primary_key=True),
+    sa.Column("role", _text, primary_key=True),
+    sa.Column("granted_by", _text),
+    sa.Column("granted_at", _time, nullable=False),
+)  # fmt: skip
+
+web_sessions = sa.Table(
+    "web_sessions", metadata,
+    sa.Column("id_hash", _text, primary_key=True),
+    sa.Column("user_id", _text, sa.ForeignKey("web_users.id"), nullable=False),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("expires_at", _time, nullable=False),
+    sa.Index("web_sessions_user", "user_id"),
+)  # fmt: skip
+
+web_tokens = sa.Table(
+    "web_tokens", metadata,
+    sa.Column("token_hash", _text, primary_key=True),
+    sa.Column("kind", _text, nullable=False),
+    sa.Column("email", _text, nullable=False),
+    sa.Column("role", _text),
+    sa.Column("created_by", _text),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("expires_at", _time, nullable=False),
+    sa.Column("used_at", _time),
+)  # fmt: skip
+
+web_outbox = sa.Table(
+    "web_outbox", metadata,
+    sa.Column("id", _serial, sa.Identity(), primary_key=True),
+    sa.Column("to_addr", _text, nullable=False),
+    sa.Column("subject", _text, nullable=False),
+    sa.Column("body", _text, nullable=False),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("sent_at", _time),
+    sa.Column("error", _text),
+    sqlite_autoincrement=True,
+)  # fmt: skip
+
+web_rate_limits = sa.Table(
+    "web_rate_limits", metadata,
+    sa.Column("key", _text, primary_key=True),
+    sa.Column("window_start", _time, nullable=False),
+    _count("hits"),
+)  # fmt: skip
+
 TABLES: dict[str, sa.Table] = dict(metadata.tables)

@@ -1,0 +1,66 @@
+"""``theorembench improof serve`` (the web platform) and ``theorembench improof admin create`` (the first admin)."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from theorembench.cli.common import DbOption, fail, opened_store, out, plain, user_errors
+from theorembench.cli.improof_app import improof_app
+
+admin_app = typer.Typer(help="Platform accounts: create an administrator.", no_args_is_help=True)
+improof_app.add_typer(admin_app, name="admin")
+
+SECRET_ENV = "THEOREMBENCH_WEB_SECRET"
+SMTP_ENV = "THEOREMBENCH_SMTP_URL"
+
+
+@improof_app.command("serve")
+def serve_cmd(
+    host: Annotated[str, typer.Option("--host", help="The address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="The port to listen on.")] = 8000,
+    db: DbOption = None,
+) -> None:
+    """Serve the IMProofBench platform (sign-up, invitations, outbox); it creates no account by itself.
+
+    Set THEOREMBENCH_WEB_SECRET to keep forms valid across restarts, THEOREMBENCH_SMTP_URL to send
+    mails (smtp://, smtp+starttls:// or smtps://), THEOREMBENCH_WEB_BASE_URL for the links in mails.
+    """
+    import uvicorn
+
+    from theorembench.web.app import create_app
+
+    with user_errors():
+        app = create_app(db, secret_key=os.environ.get(SECRET_ENV), smtp_url=os.environ.get(SMTP_ENV))
+    out.print(plain(f"IMProofBench platform on http://{host}:{port}/ (create the first admin with "
+                    "'theorembench improof admin create EMAIL')"))  # fmt: skip
+    uvicorn.run(app, host=host, port=port, log_level="info")
+
+
+@admin_app.command("create")
+def admin_create_cmd(
+    email: Annotated[str, typer.Argument(help="The administrator's email address.")],
+    password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the password from standard input.")]
+    = False,
+    db: DbOption = None,
+) -> None:
+    """Create a verified administrator (or make an existing account one, with this password)."""
+    from theorembench.store.web import WebRepo
+    from theorembench.web.accounts import AccountError, create_admin
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Again: ") != password:
+            raise fail("the two passwords differ")
+    with opened_store(db) as st:
+        try:
+            user_id = create_admin(WebRepo(st), email, password)
+        except AccountError as exc:
+            raise fail(str(exc)) from None
+    out.print(plain(f"administrator {email.strip().lower()} ({user_id})"))

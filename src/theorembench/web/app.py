@@ -1,0 +1,93 @@
+"""The IMProofBench platform as a FastAPI app: server-rendered pages over the store.
+
+:func:`create_app` opens the store, mounts ``/static`` (``app.js``, CSS) and ``/static/katex``
+(the local KaTeX install that :mod:`theorembench.latex.check` finds), and registers the routes.
+Every route asks :func:`theorembench.web.context.guard` for its request context: the session's
+user, the CSRF check of every POST, and the policy decision for its action.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.staticfiles import StaticFiles
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+
+from theorembench.common.errors import UserError
+from theorembench.store.db import Store
+from theorembench.store.web import WebRepo
+from theorembench.web import pages
+from theorembench.web.context import HERE, Ctx, LoginFirst, PageError, anonymous_ctx, guard, page, redirect, templates
+from theorembench.web.outbox import smtp_problem
+from theorembench.web.ratelimit import DEFAULT_LIMITS
+from theorembench.web.render import MAX_CHARS, render_markdown
+from theorembench.web.security import SecurityHeaders
+
+
+def _katex_dir(static_katex: str | Path | None) -> Path | None:
+    if static_katex is not None:
+        path = Path(static_katex)
+        return path / "dist" if (path / "dist" / "katex.min.js").is_file() else path
+    from theorembench.latex.check.engines import katex_dir
+
+    found = katex_dir()
+    return found / "dist" if found else None
+
+
+def create_app(db: str | None = None, *, secret_key: str | None = None, smtp_url: str | None = None,
+               static_katex: str | Path | None = None) -> FastAPI:  # fmt: skip
+    """The platform over the store ``db`` (a path or URL; the default store when None).
+
+    ``secret_key`` keys the CSRF tokens (a random one per process when None: forms then expire
+    on restart); ``smtp_url`` sends the outbox's mails too (see :mod:`theorembench.web.outbox`);
+    ``static_katex`` is the KaTeX package or its ``dist`` folder (default: the local install).
+    """
+    problem = smtp_problem(smtp_url)
+    if problem:
+        raise UserError(problem)
+    from theorembench.store import open_store
+
+    store: Store = open_store(db)
+    app = FastAPI(title="IMProofBench", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.store = store
+    app.state.repo = WebRepo(store)
+    app.state.secret = (secret_key or secrets.token_hex(32)).encode()
+    app.state.smtp_url = smtp_url
+    app.state.limits = dict(DEFAULT_LIMITS)
+    app.state.templates = templates()
+
+    app.add_middleware(SecurityHeaders)
+    katex = _katex_dir(static_katex)
+    if katex is not None and katex.is_dir():
+        app.mount("/static/katex", StaticFiles(directory=katex), name="katex")
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+
+    @app.exception_handler(PageError)
+    async def page_error(request: Request, exc: PageError) -> Response:
+        ctx = getattr(request.state, "ctx", None) or anonymous_ctx(request)
+        return page(ctx, "error.html", exc.status, title=exc.title, message=exc.message)
+
+    @app.exception_handler(LoginFirst)
+    async def login_first_handler(request: Request, exc: LoginFirst) -> Response:
+        return redirect(request.state.ctx, "/login")
+
+    @app.exception_handler(404)
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return await page_error(request, PageError(404, "Not found", "There is no such page."))
+
+    @app.get("/healthz", dependencies=[guard("healthz")])
+    def healthz() -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    @app.post("/preview")
+    def preview(ctx: Ctx = guard("preview")) -> HTMLResponse:
+        text = ctx.form.get("text", "")
+        if len(text) > MAX_CHARS:
+            raise PageError(413, "Too large", f"The text may have at most {MAX_CHARS} characters.")
+        return HTMLResponse(render_markdown(text))
+
+    pages.register(app)
+    app.router.on_shutdown.append(store.close)
+    return app

@@ -1,0 +1,134 @@
+"""The request context every route gets from :func:`guard`: the session's user, the checked form, the policy decision.
+
+:func:`guard` reads the form, finds the session, refuses a POST without the session's CSRF
+token (403), and asks :func:`theorembench.web.policy.allowed` about the route's action (404
+when denied, or the login page for an anonymous visitor who needs to sign in).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import Depends, Request
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from theorembench.store.web import WebRepo
+from theorembench.web import csrf, sessions
+from theorembench.web.policy import allowed, login_first
+from theorembench.web.render import render_markdown
+
+HERE = Path(__file__).parent
+MAX_BODY = 1_000_000
+BASE_URL_ENV = "THEOREMBENCH_WEB_BASE_URL"
+
+
+@dataclass
+class Ctx:
+    """What a route knows about its request: the user (None when anonymous), the form, the CSRF token."""
+
+    request: Request
+    repo: WebRepo
+    user: dict[str, Any] | None
+    cookie: str
+    csrf: str
+    form: dict[str, str] = field(default_factory=dict)
+    new_cookie: bool = False
+
+    def base_url(self) -> str:
+        return (os.environ.get(BASE_URL_ENV) or str(self.request.base_url)).rstrip("/")
+
+
+class PageError(Exception):
+    """Answer with an error page: status, title and a one-line message."""
+
+    def __init__(self, status: int, title: str, message: str):
+        super().__init__(message)
+        self.status, self.title, self.message = status, title, message
+
+
+def templates() -> Environment:
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)  # fmt: skip
+    env.filters["markdown"] = lambda text: Markup(render_markdown(text))
+    return env
+
+
+def page(ctx: Ctx, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+    """A full page from ``templates/`` (it extends ``base.html``), with the session cookie when it is new."""
+    env: Environment = ctx.request.app.state.templates
+    html = env.get_template(template).render(user=ctx.user, csrf_token=ctx.csrf, **values)
+    return finish(ctx, HTMLResponse(html, status_code=status))
+
+
+def redirect(ctx: Ctx, url: str) -> RedirectResponse:
+    return finish(ctx, RedirectResponse(url, status_code=303))
+
+
+def finish(ctx: Ctx, response: Response) -> Any:
+    if ctx.new_cookie:
+        sessions.set_cookie(ctx.request, response, ctx.cookie, signed_in=False)
+    return response
+
+
+async def _read_form(request: Request) -> dict[str, str]:
+    if request.method != "POST":
+        return {}
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        raise PageError(413, "Too large", "The submitted text is too long.")
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    text = body.decode("utf-8", errors="replace")
+    if kind == "application/json":
+        try:
+            data = json.loads(text or "{}")
+        except ValueError:
+            raise PageError(400, "Bad request", "The request body is not valid JSON.") from None
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    return dict(parse_qsl(text, keep_blank_values=True, max_num_fields=100))
+
+
+def guard(action: str) -> Any:
+    """The dependency of a route doing ``action``: session, CSRF check on POST, then the policy."""
+
+    async def dependency(request: Request) -> Ctx:
+        form = await _read_form(request)
+        state = request.app.state
+        cookie = sessions.cookie_value(request)
+        user = await run_in_threadpool(sessions.session_user, state.repo, cookie)
+        ctx = Ctx(request, state.repo, user, cookie or sessions.new_id(), "", form, new_cookie=cookie is None)
+        ctx.csrf = csrf.token_for(state.secret, ctx.cookie)
+        request.state.ctx = ctx
+        if request.method == "POST":
+            sent = form.get(csrf.FIELD) or request.headers.get(csrf.HEADER)
+            if not csrf.valid(state.secret, cookie, sent):
+                raise PageError(403, "Form expired", "This form has expired or did not come from this site. "
+                                                     "Reload the page and try again.")  # fmt: skip
+        if not allowed(user, action, None):
+            if login_first(user, action) and request.method == "GET":
+                raise LoginFirst()
+            raise PageError(404, "Not found", "There is no such page.")
+        return ctx
+
+    dependency.policy_action = action  # type: ignore[attr-defined] - read by the tests: every route is guarded
+    return Depends(dependency)
+
+
+class LoginFirst(Exception):
+    """An anonymous visitor asked for a members' page: send them to the login page."""
+
+
+def anonymous_ctx(request: Request) -> Ctx:
+    """A context for pages answered before :func:`guard` ran (errors of unknown routes)."""
+    cookie = sessions.cookie_value(request)
+    state = request.app.state
+    ctx = Ctx(request, state.repo, None, cookie or sessions.new_id(), "", new_cookie=cookie is None)
+    ctx.csrf = csrf.token_for(state.secret, ctx.cookie)
+    return ctx
