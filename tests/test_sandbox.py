@@ -55,6 +55,18 @@ def test_files_go_into_the_work_folder_and_stdin_arrives(tmp_path: Path, full: P
         run_sandboxed(["true"], script="print(1)")
 
 
+def test_working_folders_stay_under_the_work_folder(tmp_path: Path, full: Probe) -> None:
+    work = tmp_path / "work"
+    (tmp_path / "work-sibling").mkdir()
+    work.mkdir()
+    (work / "out").symlink_to(tmp_path / "work-sibling")
+    assert run_sandboxed(["pwd"], work_dir=work, cwd="/sandbox/a/b").stdout == "/sandbox/a/b\n"
+    for cwd, message in (("../x", "must not contain '..'"), ("/etc", "outside the sandbox's work folder"),
+                         ("out", "leaves the work folder")):  # fmt: skip
+        with pytest.raises(SandboxError, match=message):
+            run_sandboxed(["pwd"], work_dir=work, cwd=cwd)
+
+
 def test_exit_codes_and_signals_are_reported(full: Probe) -> None:
     res = run_sandboxed(["python", "-c", "import sys; sys.exit(3)"])
     assert (res.status, res.exit_code, res.signal) == ("error", 3, None)

@@ -13,7 +13,6 @@ times) in the sample's transcript and on ``environment.executions``.
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -114,16 +113,11 @@ class TheorembenchSandbox(SandboxEnvironment):
 
     def _host_path(self, file: str) -> Path:
         """A path of the work folder on the host; refuses paths (or symlinks) that lead out of it."""
-        path = Path(file)
-        if path.is_absolute():
-            try:
-                path = path.relative_to(layout.WORK)
-            except ValueError:
-                raise PermissionError(f"{file}: only the work folder {layout.WORK} persists in this sandbox") from None
-        root = os.path.realpath(self.work)
-        target = self.work / path
-        parent = os.path.realpath(target.parent)
-        if ".." in path.parts or (parent != root and not parent.startswith(root + os.sep)):
+        try:
+            target = self.work / layout.work_relative(file)
+        except ValueError as exc:
+            raise PermissionError(f"{exc}: only the work folder persists in this sandbox") from None
+        if not layout.inside(self.work, target.parent):
             raise PermissionError(f"{file}: outside the sandbox's work folder")
         return target
 

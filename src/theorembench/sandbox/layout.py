@@ -31,6 +31,26 @@ LAUNCHER = _source("launcher.py")
 STAGE0 = _source("stage0.py")
 
 
+def work_relative(path: str) -> Path:
+    """A path as the sandboxed program names it (relative, or absolute under /sandbox) made relative to the
+    work folder; ValueError when it names anything else or climbs with '..'."""
+    rel = Path(path)
+    if rel.is_absolute():
+        try:
+            rel = rel.relative_to(WORK)
+        except ValueError:
+            raise ValueError(f"{path} is outside the sandbox's work folder {WORK}") from None
+    if ".." in rel.parts:
+        raise ValueError(f"{path} must not contain '..'")
+    return rel
+
+
+def inside(work: Path, path: Path) -> bool:
+    """Whether ``path``, with every symbolic link resolved, is the work folder or lies under it."""
+    root, real = os.path.realpath(work), os.path.realpath(path)
+    return real == root or real.startswith(root + os.sep)
+
+
 def python() -> str:
     """The sandbox's Python: the caller's interpreter (its venv included), seen at the same path inside."""
     return sys.executable

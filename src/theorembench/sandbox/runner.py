@@ -112,16 +112,12 @@ def _subfolder(work: Path, cwd: str | None) -> Path:
     """``cwd`` as a folder under the work folder (relative, or absolute under /sandbox); created if missing."""
     if not cwd:
         return Path(".")
-    path = Path(cwd)
-    if path.is_absolute():
-        try:
-            path = path.relative_to(layout.WORK)
-        except ValueError:
-            raise SandboxError(f"working folder {cwd} is outside the sandbox's work folder {layout.WORK}") from None
-    if ".." in path.parts:
-        raise SandboxError(f"working folder must not contain '..': {cwd}")
+    try:
+        path = layout.work_relative(cwd)
+    except ValueError as exc:
+        raise SandboxError(f"working folder {exc}") from None
     target = work / path
-    if not os.path.realpath(target).startswith(os.path.realpath(work)):
+    if not layout.inside(work, target):
         raise SandboxError(f"working folder {cwd} leaves the work folder")
     target.mkdir(parents=True, exist_ok=True)
     return path
