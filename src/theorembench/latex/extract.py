@@ -8,13 +8,12 @@ record here. The record says which path produced it and lists every problem met.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from theorembench.common.digest import json_digest
 from theorembench.latex.context import keywords, msc_codes, recover_context, trim
 from theorembench.latex.flatten import FlatDocument, find_main_file, flatten
 from theorembench.latex.macros import MacroTable
@@ -49,8 +48,7 @@ class ExtractSettings:
     llm_match_threshold: float = 0.9  # lowest fuzzy ratio of an LLM-copied statement to the paper's text
 
     def key(self) -> str:
-        blob = json.dumps({**asdict(self), "version": EXTRACTOR_VERSION}, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return json_digest({**asdict(self), "version": EXTRACTOR_VERSION}, 16, ascii_only=True)
 
 
 @dataclass

@@ -15,8 +15,6 @@ a run.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import re
 import time
 from collections.abc import Callable
@@ -25,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from theorembench.common.digest import json_digest
 from theorembench.common.outputs import write_json
 from theorembench.evaluate.inspect_log import LogSample, default_log_dir, write_inspect_log
 from theorembench.evaluate.mcq.items import Dataset, Item
@@ -76,7 +75,7 @@ class MCQConfig:
             payload["system_prompt"] = self.system_prompt
         if self.user_template is not None:
             payload["user_template"] = self.user_template
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+        return json_digest(payload, 32, ascii_only=True)
 
 
 @dataclass

@@ -10,12 +10,12 @@ failed step (asked again next time), never an incorrect answer.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from theorembench.common.digest import json_digest
 from theorembench.common.errors import UserError
 from theorembench.evaluate.answers import KINDS, AnswerChecker
 from theorembench.llm import LLM, GenerateSettings, ModelSpec
@@ -45,8 +45,7 @@ def expected_of(instance: dict[str, Any]) -> tuple[str, str | None]:
 def instance_digest(instance: dict[str, Any]) -> str:
     """Ten hex digits over what a sample's outcome depends on: the problem, the expected value and its kind."""
     value, kind = expected_of(instance)
-    blob = json.dumps([instance["problem"], value, kind], ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()[:10]
+    return json_digest([instance["problem"], value, kind], 10)
 
 
 def sample_key(instance: dict[str, Any], model: str, sample: int) -> str:
@@ -55,8 +54,7 @@ def sample_key(instance: dict[str, Any], model: str, sample: int) -> str:
 
 
 def settings_digest(*parts: Any) -> str:
-    blob = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+    return json_digest(list(parts), 12)
 
 
 def load_instances(path: str | Path, *, what: str = "instances file") -> list[dict[str, Any]]:

@@ -8,8 +8,6 @@ every model call, and changing the generator reruns only the stages it writes.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from datetime import date
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from theorembench.common.digest import json_digest
 from theorembench.common.errors import UserError
 from theorembench.common.tomlconfig import load_layered
 
@@ -171,7 +170,7 @@ class EternalConfig(_Section):
     def stage_key(self, *parts: Any) -> str:
         """A short hash of the given settings (sections' dumps, model names, prompt versions)."""
         data = [p.model_dump() if isinstance(p, BaseModel) else p for p in parts]
-        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
+        return json_digest(data, 12, ascii_only=True)
 
     def check(self) -> None:
         problems = []

@@ -12,11 +12,10 @@ judge's verdict makes it ``rejected`` (final). A killed build resumed repeats no
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from theorembench.common.digest import json_digest
 from theorembench.llm import LLM, GenerateSettings, LogprobsError
 from theorembench.methods.eternal import msc
 from theorembench.methods.eternal import prompts as P
@@ -35,7 +34,7 @@ Instantiate = Callable[[list[Any], int, int], Awaitable[Any]]
 
 
 def digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:10]
+    return json_digest(value, 10)
 
 
 def code_problems(problems: list[str]) -> tuple[list[str], list[str]]:

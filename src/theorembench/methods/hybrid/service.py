@@ -7,12 +7,12 @@ Each function checks its settings and models before any work starts and raises
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from theorembench.common.digest import json_digest
 from theorembench.common.errors import UserError
 from theorembench.common.outputs import write_json
 from theorembench.evaluate.inspect_log import default_log_dir
@@ -85,7 +85,7 @@ def build_hybrid(store: Store, *, stacks: Path | None = None, chapters: list[str
     for name in {*cfg.models.generators, *cfg.models.judges}:
         llm.resolve(name)
     shaping = cfg.model_dump(exclude={"questions": True, "generation": {"max_seeds"}})
-    key = hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:12]
+    key = json_digest(shaping, 12, ascii_only=True)
     if on_seeds is not None:
         on_seeds(len(seeds))
     builder = HybridBuilder(store, llm, cfg, pipeline=f"hybrid/{key}", on_step=on_step)

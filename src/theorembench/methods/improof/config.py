@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import shutil
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from theorembench.common.digest import json_digest
 from theorembench.common.errors import UserError
 from theorembench.methods.improof.prompts import prompt_texts
 
@@ -33,9 +32,8 @@ class HarnessSettings(BaseModel):
 
     def digest(self, model: str, endpoint: str) -> str:
         """The hash of these settings, the prompts and the model: part of the pipeline name of the stored turns."""
-        blob = json.dumps({"settings": self.model_dump(mode="json"), "prompts": prompt_texts(), "model": model,
-                           "endpoint": endpoint}, sort_keys=True, ensure_ascii=False)  # fmt: skip
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return json_digest({"settings": self.model_dump(mode="json"), "prompts": prompt_texts(), "model": model,
+                            "endpoint": endpoint}, 16)  # fmt: skip
 
 
 def check_settings(*, mode: str, tools: tuple[str, ...] | list[str] | str, main_tokens: int, sub_tokens: int,

@@ -6,13 +6,12 @@ it with ``--config``. Command-line model options override the file.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from theorembench.common.digest import json_digest
 from theorembench.common.errors import UserError
 from theorembench.common.tomlconfig import load_layered
 
@@ -147,7 +146,7 @@ class LMBConfig(BaseModel):
         data = self.model_dump()
         if sections:
             data = {s: data[s] for s in sections}
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
+        return json_digest(data, 12, ascii_only=True)
 
 
 class ConfigError(UserError, ValueError):
