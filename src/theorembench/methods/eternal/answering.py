@@ -53,6 +53,21 @@ def sample_key(instance: dict[str, Any], model: str, sample: int) -> str:
     return f"{instance['instance_id']}@{instance_digest(instance)}|{model}|{sample}"
 
 
+def progress_counter(progress: Callable[[int, int], None] | None, total: int) -> Callable[[StepResult], None]:
+    """Reports ``(0, total)`` now, then ``(done, total)`` each time the returned callback sees a sample end."""
+    done = 0
+    if progress is not None:
+        progress(0, total)
+
+    def note(_: StepResult) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    return note
+
+
 def settings_digest(*parts: Any) -> str:
     return json_digest(list(parts), 12)
 
@@ -160,4 +175,4 @@ def response_text(llm: LLM, call_id: int | None) -> str:
 
 __all__ = ["PROMPT_VERSION", "SharedChecker", "answer_messages", "answer_settings", "expected_of", "instance_digest",
            "load_instances", "resolve_models",
-           "response_text", "run_sample", "sample_key", "settings_digest"]  # fmt: skip
+           "progress_counter", "response_text", "run_sample", "sample_key", "settings_digest"]  # fmt: skip

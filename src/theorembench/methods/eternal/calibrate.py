@@ -31,6 +31,7 @@ from theorembench.methods.eternal.answering import (
     SharedChecker,
     answer_settings,
     load_instances,
+    progress_counter,
     resolve_models,
     run_sample,
     settings_digest,
@@ -82,17 +83,8 @@ def calibrate(store: Store, instances_path: str | Path, suite: list[str], trials
     config = {"suite": names, "trials": trials, "rule": str(parsed), "file": str(instances_path)}
     llm.run_id = store.create_run("eternal.calibrate", settings_digest(pipeline, config), name=str(instances_path),
                                   config=config)  # fmt: skip
-    total = len(instances) * len(specs) * trials
     outcomes: dict[tuple[str, str, int], StepResult] = {}
-    done = 0
-    if progress is not None:
-        progress(0, total)
-
-    def note(_: StepResult) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, total)
+    note = progress_counter(progress, len(instances) * len(specs) * trials)
 
     async def go() -> None:
         checker = SharedChecker()

@@ -34,6 +34,7 @@ from theorembench.methods.eternal.answering import (
     answer_settings,
     expected_of,
     load_instances,
+    progress_counter,
     response_text,
     run_sample,
     settings_digest,
@@ -83,15 +84,7 @@ def evaluate_eternal(store: Store, path: str | Path, model: str, *, n: int = 1, 
     llm.run_id = run_id
     started, t0 = datetime.now(UTC), time.perf_counter()
     outcomes: dict[tuple[int, int], StepResult] = {}
-    total, done = len(instances) * n, 0
-    if progress is not None:
-        progress(0, total)
-
-    def note(_: StepResult) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, total)
+    note = progress_counter(progress, len(instances) * n)
 
     async def go() -> list[dict[str, Any]]:
         checker = SharedChecker()
