@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from conftest import PYTHON, cli_env
+from killing import kill_when_held
 from typer.testing import CliRunner
 
 from theorembench.cli.app import app
@@ -440,19 +438,8 @@ def test_killed_build_resumes_without_repeating_a_call(fake_env, tmp_path):
     cmd = [PYTHON, "-m", "theorembench.cli", "eternal", "build", "--generator", GEN, "--judge", JUDGE,
            "--config", str(tmp_path / "cfg.toml"), "--instances-per-template", "3", "--db", str(db),
            "--out", str(tmp_path / "out")] + [a for pid in ids.values() for a in ("--paper", pid)]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=cli_env(), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        fake_env.wait_for(lambda st: st["completed"] == 3 and st["held"] >= 1, timeout=120)
-        deadline = time.monotonic() + 60
-        while _calls(db) < 3:  # the three answers reach the ledger before the kill
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == -signal.SIGKILL and not (tmp_path / "out" / "summary.json").exists()
+    kill_when_held(cmd, fake_env, answered=3, stored=lambda: _calls(db), cwd=tmp_path)  # the answers are in the ledger
+    assert not (tmp_path / "out" / "summary.json").exists()
     fake_env.set_script({"rules": rules()})
     done = subprocess.run(cmd, env=cli_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

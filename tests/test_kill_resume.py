@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import time
 
 import sqlalchemy as sa
 from conftest import PYTHON, cli_env
+from killing import kill_when_held
 
 from theorembench.store import Store
 
@@ -28,21 +26,7 @@ def test_sigkill_then_resume(fake_env, lmb_hard, tmp_path):
     fake_env.set_script({"default": {"reply": "\\boxed{C}", "delay_ms": 20}, "max_responses": 9})
     cmd = [PYTHON, "-m", "theorembench.cli", "eval", "mcq", str(lmb_hard), "--model", "openai-api/fake/m",
            "--db", str(db), "--out", str(out), "--max-connections", "3", "--no-log"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=cli_env(), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        fake_env.wait_for(lambda s: s["completed"] == 9 and s["held"] >= 1, timeout=60)
-        # the 9 answers reach the store before the kill: wait for that condition, bounded
-        deadline = time.monotonic() + 30
-        while _answered(db) < 9:
-            assert time.monotonic() < deadline, "answers never reached the store"
-            assert proc.poll() is None
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == -signal.SIGKILL
+    kill_when_held(cmd, fake_env, answered=9, stored=lambda: _answered(db), cwd=tmp_path, timeout=60)
     assert not out.exists()
     assert _answered(db) == 9
 

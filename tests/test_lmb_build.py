@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import time
 from importlib import resources
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from conftest import PYTHON, cli_env
+from killing import kill_when_held
 from typer.testing import CliRunner
 
 from theorembench.cli import app
@@ -458,22 +456,15 @@ def test_kill_and_resume_loses_nothing_and_repeats_no_call(fake_env, papers, tmp
     s["max_responses"] = 17
     fake_env.set_script(s)
     env = cli_env()
-    proc = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = tmp_path / "home" / "theorembench.db"
-    try:
-        fake_env.wait_for(lambda st: st["completed"] == 17 and st["held"] >= 1, timeout=120)
-        deadline = time.monotonic() + 30
-        while True:  # the 17 answers reach the store before the kill (bounded wait on a condition)
-            with Store(db) as store:
-                if store.usage()["ok"] >= 17:
-                    break
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+
+    def answers_stored() -> int:
+        if not db.exists():
+            return 0
+        with Store(db) as store:
+            return store.usage()["ok"]
+
+    kill_when_held(cmd, fake_env, answered=17, stored=answers_stored, cwd=tmp_path, env=env)
     assert not (tmp_path / "out" / "qaEval_202611_full.json").exists()
     fake_env.set_script(script())
     done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
