@@ -314,4 +314,78 @@ web_rate_limits = sa.Table(
     _count("hits"),
 )  # fmt: skip
 
+# -- IMProofBench platform (revision 0004): reviews, background jobs, grading assignments, flags ----------------
+
+web_reviews = sa.Table(
+    "web_reviews", metadata,
+    sa.Column("id", _serial, sa.Identity(), primary_key=True),
+    sa.Column("problem_id", _text, sa.ForeignKey("improof_problems.id"), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("reviewer_id", _text, sa.ForeignKey("web_users.id"), nullable=False),
+    sa.Column("invited_by", _text),
+    sa.Column("state", _text, nullable=False),
+    sa.Column("recommendation", _text),
+    _count("anonymous"),
+    sa.Column("comment", _text),
+    sa.Column("author_response", _text),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("responded_at", _time),
+    sa.Column("submitted_at", _time),
+    sa.Column("author_responded_at", _time),
+    sa.Index("web_reviews_problem", "problem_id"),
+    sa.Index("web_reviews_reviewer", "reviewer_id"),
+    sqlite_autoincrement=True,
+)  # fmt: skip
+
+web_jobs = sa.Table(
+    "web_jobs", metadata,
+    sa.Column("id", _text, primary_key=True),
+    sa.Column("kind", _text, nullable=False),
+    sa.Column("owner", _text, nullable=False),
+    sa.Column("problem_id", _text),
+    _json("params", "{}"),
+    sa.Column("status", _text, nullable=False),
+    _count("attempts"),
+    sa.Column("lease_owner", _text),
+    sa.Column("lease_until", _time),
+    _count("progress_done"),
+    _count("progress_total"),
+    _json("result"),
+    sa.Column("error", _text),
+    sa.Column("timeout_s", _time, nullable=False),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("started_at", _time),
+    sa.Column("finished_at", _time),
+    sa.Index("web_jobs_status", "status"),
+    sa.Index("web_jobs_owner", "owner", "created_at"),
+    sa.Index("web_jobs_problem", "problem_id", "kind"),
+)  # fmt: skip
+
+web_grading = sa.Table(
+    "web_grading", metadata,
+    sa.Column("problem_id", _text, sa.ForeignKey("improof_problems.id"), primary_key=True),
+    sa.Column("grader_id", _text, sa.ForeignKey("web_users.id"), primary_key=True),
+    _json("answer_order", "[]"),
+    sa.Column("notes", _text),
+    _count("notes_revision", 1),
+    sa.Column("assigned_by", _text),
+    sa.Column("assigned_at", _time, nullable=False),
+    sa.Column("revealed_at", _time),
+    sa.Index("web_grading_grader", "grader_id"),
+)  # fmt: skip
+
+web_flags = sa.Table(
+    "web_flags", metadata,
+    sa.Column("id", _serial, sa.Identity(), primary_key=True),
+    sa.Column("problem_id", _text, sa.ForeignKey("improof_problems.id"), nullable=False),
+    sa.Column("answer_id", _text),
+    sa.Column("user_id", _text, sa.ForeignKey("web_users.id"), nullable=False),
+    sa.Column("message", _text, nullable=False),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("resolved_at", _time),
+    sa.Column("resolved_by", _text),
+    sa.Index("web_flags_problem", "problem_id"),
+    sqlite_autoincrement=True,
+)  # fmt: skip
+
 TABLES: dict[str, sa.Table] = dict(metadata.tables)

@@ -17,8 +17,10 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from theorembench.store.db import Store
 from theorembench.store.schema import (
     improof_problems,
+    web_grading,
     web_outbox,
     web_rate_limits,
+    web_reviews,
     web_sessions,
     web_tokens,
     web_user_roles,
@@ -26,6 +28,9 @@ from theorembench.store.schema import (
 )
 
 _u, _r, _s, _t, _o, _l = web_users.c, web_user_roles.c, web_sessions.c, web_tokens.c, web_outbox.c, web_rate_limits.c
+
+
+LIVE_REVIEW_STATES = ("invited", "accepted", "submitted")
 
 
 def _insert(store: Store, table: sa.Table) -> Any:
@@ -84,6 +89,18 @@ class WebRepo:
         p = improof_problems.c
         rows = self.store._rows(sa.select(p.status, sa.func.count()).group_by(p.status).order_by(p.status))
         return {r[0]: int(r[1]) for r in rows}
+
+    def problem_relations(self, problem_id: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The users with a live review invitation for a question, and its assigned graders."""
+        rv, gr = web_reviews.c, web_grading.c
+        reviewers = self.store._rows(sa.select(rv.reviewer_id).where(
+            rv.problem_id == problem_id, rv.state.in_(LIVE_REVIEW_STATES)))  # fmt: skip
+        graders = self.store._rows(sa.select(gr.grader_id).where(gr.problem_id == problem_id))
+        return frozenset(r[0] for r in reviewers), frozenset(r[0] for r in graders)
+
+    def review_row(self, review_id: int) -> dict[str, Any] | None:
+        row = self.store._first(sa.select(web_reviews).where(web_reviews.c.id == review_id))
+        return dict(row) if row else None
 
     # -- sessions ---------------------------------------------------------------
 

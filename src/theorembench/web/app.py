@@ -8,7 +8,9 @@ user, the CSRF check of every POST, and the policy decision for its action.
 
 from __future__ import annotations
 
+import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -18,7 +20,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from theorembench.common.errors import UserError
 from theorembench.store.db import Store
 from theorembench.store.web import WebRepo
-from theorembench.web import pages
+from theorembench.web import admin_stats, authoring, evaluations, grading, jobs, pages, reviews
 from theorembench.web.context import HERE, Ctx, LoginFirst, PageError, anonymous_ctx, guard, page, redirect, templates
 from theorembench.web.outbox import smtp_problem
 from theorembench.web.ratelimit import DEFAULT_LIMITS
@@ -36,13 +38,30 @@ def _katex_dir(static_katex: str | Path | None) -> Path | None:
     return found / "dist" if found else None
 
 
+MODELS_ENV = "THEOREMBENCH_PLATFORM_MODELS"
+DEFAULT_MODEL = "local/smollm2"
+
+
+def platform_models(models: Sequence[str] | None = None) -> list[str]:
+    """The models authors and admins may pick: ``models``, else ``$THEOREMBENCH_PLATFORM_MODELS`` (comma-separated),
+    else the embedded model."""
+    if models:
+        return list(dict.fromkeys(models))
+    listed = [m.strip() for m in os.environ.get(MODELS_ENV, "").split(",") if m.strip()]
+    return list(dict.fromkeys(listed)) or [DEFAULT_MODEL]
+
+
 def create_app(db: str | None = None, *, secret_key: str | None = None, smtp_url: str | None = None,
-               static_katex: str | Path | None = None) -> FastAPI:  # fmt: skip
+               static_katex: str | Path | None = None, models: Sequence[str] | None = None, workers: int = 1,
+               work_dir: str | Path | None = None) -> FastAPI:  # fmt: skip
     """The platform over the store ``db`` (a path or URL; the default store when None).
 
     ``secret_key`` keys the CSRF tokens (a random one per process when None: forms then expire
     on restart); ``smtp_url`` sends the outbox's mails too (see :mod:`theorembench.web.outbox`);
     ``static_katex`` is the KaTeX package or its ``dist`` folder (default: the local install).
+    ``models`` are the models offered for tests and evaluations (see :func:`platform_models`);
+    ``workers`` background threads run the queued jobs (0: none; tests then run them by hand);
+    ``work_dir`` holds the jobs' output files (default: a ``platform`` folder in the project home).
     """
     problem = smtp_problem(smtp_url)
     if problem:
@@ -57,6 +76,8 @@ def create_app(db: str | None = None, *, secret_key: str | None = None, smtp_url
     app.state.smtp_url = smtp_url
     app.state.limits = dict(DEFAULT_LIMITS)
     app.state.templates = templates()
+    app.state.models = platform_models(models)
+    app.state.work_dir = Path(work_dir) if work_dir is not None else None
 
     app.add_middleware(SecurityHeaders)
     katex = _katex_dir(static_katex)
@@ -88,6 +109,10 @@ def create_app(db: str | None = None, *, secret_key: str | None = None, smtp_url
             raise PageError(413, "Too large", f"The text may have at most {MAX_CHARS} characters.")
         return HTMLResponse(render_markdown(text))
 
-    pages.register(app)
+    for module in (pages, authoring, reviews, evaluations, grading, admin_stats):
+        module.register(app)
+    if workers > 0:
+        app.router.on_startup.append(lambda: jobs.start_workers(app, workers))
+        app.router.on_shutdown.append(lambda: jobs.stop_workers(app))
     app.router.on_shutdown.append(store.close)
     return app

@@ -2,7 +2,9 @@
 
 :func:`guard` reads the form, finds the session, refuses a POST without the session's CSRF
 token (403), and asks :func:`theorembench.web.policy.allowed` about the route's action (404
-when denied, or the login page for an anonymous visitor who needs to sign in).
+when denied, or the login page for an anonymous visitor who needs to sign in). A question
+action is decided once the route has loaded its question: :meth:`Ctx.question` loads it and
+asks the policy; a page of a question action that never asked is a programming error.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from theorembench.methods.improof.problems import OPEN_PROBLEM
+from theorembench.store.improof import ImproofRepo
 from theorembench.store.web import WebRepo
 from theorembench.web import csrf, sessions
-from theorembench.web.policy import allowed, login_first
+from theorembench.web.policy import QUESTION_RULES, Subject, allowed, login_first, signed_in_enough
 from theorembench.web.render import render_markdown
 
 HERE = Path(__file__).parent
@@ -41,6 +45,40 @@ class Ctx:
     csrf: str
     form: dict[str, str] = field(default_factory=dict)
     new_cookie: bool = False
+    action: str = ""
+    checked: bool = False
+
+    @property
+    def uid(self) -> str | None:
+        return self.user["id"] if self.user else None
+
+    def authorise(self, subject: Subject, action: str | None = None) -> None:
+        """Ask the policy about this route's question action (or ``action``) on ``subject``: 404 when denied."""
+        self.checked = True
+        if not allowed(self.user, action or self.action, subject):
+            raise PageError(404, "Not found", "There is no such page.")
+
+    def question(self, problem_id: str, action: str | None = None, *,
+                 review_id: int | None = None) -> tuple[dict[str, Any], Subject]:  # fmt: skip
+        """Load a question (its row with the current ``payload``) and authorise ``action`` on it; 404 otherwise.
+
+        With ``review_id`` the subject carries that review's reviewer (the review must belong to the question).
+        """
+        improof = ImproofRepo(self.repo.store)
+        row = improof.problem(problem_id)
+        version = improof.version(problem_id) if row else None
+        review = self.repo.review_row(review_id) if review_id is not None else None
+        if row is None or version is None or (review_id is not None and (review is None
+                                                                       or review["problem_id"] != problem_id)):
+            self.checked = True
+            raise PageError(404, "Not found", "There is no such page.")
+        reviewers, graders = self.repo.problem_relations(problem_id)
+        payload = version["payload"]
+        subject = Subject(author=row["author"], status=row["status"],
+                          open_problem=OPEN_PROBLEM in (payload.get("tags") or []), reviewers=reviewers,
+                          graders=graders, review_owner=review["reviewer_id"] if review else None)  # fmt: skip
+        self.authorise(subject, action)
+        return row | {"payload": payload}, subject
 
     def base_url(self) -> str:
         return (os.environ.get(BASE_URL_ENV) or str(self.request.base_url)).rstrip("/")
@@ -73,6 +111,8 @@ def redirect(ctx: Ctx, url: str) -> RedirectResponse:
 
 
 def finish(ctx: Ctx, response: Response) -> Any:
+    if ctx.action in QUESTION_RULES and not ctx.checked and response.status_code < 400:
+        raise RuntimeError(f"route for {ctx.action!r} answered without asking the policy about its question")
     if ctx.new_cookie:
         sessions.set_cookie(ctx.request, response, ctx.cookie, signed_in=False)
     return response
@@ -103,7 +143,8 @@ def guard(action: str) -> Any:
         state = request.app.state
         cookie = sessions.cookie_value(request)
         user = await run_in_threadpool(sessions.session_user, state.repo, cookie)
-        ctx = Ctx(request, state.repo, user, cookie or sessions.new_id(), "", form, new_cookie=cookie is None)
+        ctx = Ctx(request, state.repo, user, cookie or sessions.new_id(), "", form, new_cookie=cookie is None,
+                  action=action)  # fmt: skip
         ctx.csrf = csrf.token_for(state.secret, ctx.cookie)
         request.state.ctx = ctx
         if request.method == "POST":
@@ -111,7 +152,7 @@ def guard(action: str) -> Any:
             if not csrf.valid(state.secret, cookie, sent):
                 raise PageError(403, "Form expired", "This form has expired or did not come from this site. "
                                                      "Reload the page and try again.")  # fmt: skip
-        if not allowed(user, action, None):
+        if not signed_in_enough(user, action):
             if login_first(user, action) and request.method == "GET":
                 raise LoginFirst()
             raise PageError(404, "Not found", "There is no such page.")
