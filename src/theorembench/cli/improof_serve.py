@@ -23,19 +23,26 @@ SMTP_ENV = "THEOREMBENCH_SMTP_URL"
 def serve_cmd(
     host: Annotated[str, typer.Option("--host", help="The address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="The port to listen on.")] = 8000,
+    model: Annotated[list[str] | None, typer.Option("--model", "-m", help="A model authors and admins may run "
+                                                  "(repeat for several; default: $THEOREMBENCH_PLATFORM_MODELS, "
+                                                  "else the embedded model).")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=0, help="Background threads running model tests and "
+                                         "evaluations (0: queue only, another process runs them).")] = 1,
     db: DbOption = None,
 ) -> None:
-    """Serve the IMProofBench platform (sign-up, invitations, outbox); it creates no account by itself.
+    """Serve the IMProofBench platform: authoring, review, evaluations, blind grading, statistics.
 
-    Set THEOREMBENCH_WEB_SECRET to keep forms valid across restarts, THEOREMBENCH_SMTP_URL to send
-    mails (smtp://, smtp+starttls:// or smtps://), THEOREMBENCH_WEB_BASE_URL for the links in mails.
+    It creates no account by itself (see 'improof admin create'). Set THEOREMBENCH_WEB_SECRET to
+    keep forms valid across restarts, THEOREMBENCH_SMTP_URL to send mails (smtp://,
+    smtp+starttls:// or smtps://), THEOREMBENCH_WEB_BASE_URL for the links in mails.
     """
     import uvicorn
 
     from theorembench.web.app import create_app
 
     with user_errors():
-        app = create_app(db, secret_key=os.environ.get(SECRET_ENV), smtp_url=os.environ.get(SMTP_ENV))
+        app = create_app(db, secret_key=os.environ.get(SECRET_ENV), smtp_url=os.environ.get(SMTP_ENV), models=model,
+                         workers=workers)  # fmt: skip
     out.print(plain(f"IMProofBench platform on http://{host}:{port}/ (create the first admin with "
                     "'theorembench improof admin create EMAIL')"))  # fmt: skip
     uvicorn.run(app, host=host, port=port, log_level="info")

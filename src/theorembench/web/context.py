@@ -132,7 +132,10 @@ async def _read_form(request: Request) -> dict[str, str]:
         except ValueError:
             raise PageError(400, "Bad request", "The request body is not valid JSON.") from None
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-    return dict(parse_qsl(text, keep_blank_values=True, max_num_fields=100))
+    try:
+        return dict(parse_qsl(text, keep_blank_values=True, max_num_fields=200))
+    except ValueError:
+        raise PageError(413, "Too large", "The form has too many fields.") from None
 
 
 def guard(action: str) -> Any:
@@ -154,6 +157,7 @@ def guard(action: str) -> Any:
                                                      "Reload the page and try again.")  # fmt: skip
         if not signed_in_enough(user, action):
             if login_first(user, action) and request.method == "GET":
+                ctx.checked = True  # nothing of the question is shown: the visitor is sent to log in
                 raise LoginFirst()
             raise PageError(404, "Not found", "There is no such page.")
         return ctx

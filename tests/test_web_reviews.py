@@ -1,0 +1,245 @@
+"""Reviews on the platform: invitation, accept or decline, the review and its effect on the question, the author's
+response, anonymity towards the author, and who may open or act on a review."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fastapi.responses import HTMLResponse
+from fastapi.testclient import TestClient
+from test_web_core import PASSWORD, _csrf, _login, _tags
+
+from theorembench.methods.improof.catalog import set_status
+from theorembench.methods.improof.problems import Problem
+from theorembench.store.improof import ImproofRepo
+from theorembench.web import accounts, reviews
+from theorembench.web.app import create_app
+from theorembench.web.auth import hash_password
+from theorembench.web.context import Ctx, finish, guard
+
+ADMIN, AUTHOR, REVIEWER, OTHER = "admin@example.org", "author@example.org", "rev@example.org", "other@example.org"
+PID = "stable-graphs"
+
+
+def _with_question_page(app) -> None:
+    """A stand-in question page showing only the reviews section (the real page includes the same partial)."""
+
+    @app.get("/t/questions/{pid}")
+    def view(pid: str, ctx: Ctx = guard("question_view")) -> HTMLResponse:
+        problem, subject = ctx.question(pid)
+        values = reviews.question_reviews(ctx, problem, subject)
+        html = app.state.templates.get_template("_reviews_section.html").render(user=ctx.user, csrf_token=ctx.csrf,
+                                                                                 **values)  # fmt: skip
+        return finish(ctx, HTMLResponse(html))
+
+
+def _setup(app) -> dict[str, str]:
+    repo = app.state.repo
+    ids = {"admin": accounts.create_admin(repo, ADMIN, PASSWORD)}
+    for key, email, roles in (("author", AUTHOR, ("contributor",)), ("reviewer", REVIEWER, ("reviewer",)),
+                              ("other", OTHER, ("reviewer", "contributor"))):  # fmt: skip
+        ids[key] = repo.create_user(email, hash_password(PASSWORD), verified=True, roles=roles)
+    problem = Problem(id=PID, title="Stable graphs", statement="Count the stable graphs of genus $g=2$.",
+                      solution="There are **seven**.", difficulty={"background": 3, "reasoning": 4, "insight": 2,
+                                                                   "compute": 1},
+                      author=AUTHOR,
+                      subquestions=[{"text": "How many?", "answer": "7", "kind": "integer"}])  # fmt: skip
+    ImproofRepo(app.state.store).create_problem(PID, status="draft", author=ids["author"], payload=problem.content(),
+                                                actor=ids["author"])  # fmt: skip
+    set_status(app.state.store, PID, "under_review", ids["author"])
+    _with_question_page(app)
+    return ids
+
+
+def _client(app, email: str) -> TestClient:
+    client = TestClient(app)
+    assert _login(client, email).status_code == 303
+    return client
+
+
+def _post(client: TestClient, path: str, **form: str):
+    token = _csrf(client.get("/").text)
+    return client.post(path, data=form | {"csrf_token": token}, follow_redirects=False)
+
+
+def _mails(app, to: str) -> list[dict]:
+    return [m for m in app.state.repo.mails() if m["to_addr"] == to]
+
+
+@pytest.fixture
+def app(tmp_path):
+    made = create_app(str(tmp_path / "web.db"), secret_key="test secret")
+    yield made
+    made.state.store.close()
+
+
+@pytest.fixture
+def any_app(db_url):
+    made = create_app(db_url, secret_key="test secret")
+    yield made
+    made.state.store.close()
+
+
+def test_invite_accept_not_suitable_back_to_draft_then_author_responds(any_app):
+    app = any_app
+    ids = _setup(app)
+    admin, reviewer, author = _client(app, ADMIN), _client(app, REVIEWER), _client(app, AUTHOR)
+
+    invited = _post(admin, f"/questions/{PID}/reviews", email="Rev@Example.org")
+    assert invited.status_code == 303 and invited.headers["location"] == f"/questions/{PID}#reviews"
+    [mail] = _mails(app, REVIEWER)
+    link = re.search(r"http://testserver(/questions/stable-graphs/reviews/(\d+))\n", mail["body"])
+    path, rid = link.group(1), link.group(2)
+
+    opened = reviewer.get(path)
+    assert opened.status_code == 200 and 'data-testid="review-accept"' in opened.text
+    assert "Count the stable graphs" in opened.text and 'data-math="inline"' in opened.text  # rendered statement
+    assert 'data-testid="review-form"' not in opened.text
+    early = _post(reviewer, path, recommendation="recommend", comment="Fine.")  # not accepted yet
+    assert early.status_code == 400 and "accept the invitation first" in early.text
+
+    assert _post(reviewer, f"{path}/accept").headers["location"] == path
+    assert _post(reviewer, f"{path}/accept").status_code == 400  # answered already
+    form = reviewer.get(path).text
+    assert 'data-testid="review-form"' in form and 'data-preview-target="review-comment-preview"' in form
+    missing = _post(reviewer, path, recommendation="not_suitable", anonymous="on", comment="  ")
+    assert missing.status_code == 400 and 'data-testid="review-error-comment"' in missing.text
+    assert 'value="not_suitable" checked data-testid="review-recommendation-not_suitable"' in missing.text
+    assert 'value="on" checked data-testid="review-anonymous"' in missing.text  # nothing the reviewer chose is lost
+    assert ImproofRepo(app.state.store).problem(PID)["status"] == "under_review"  # nothing happened
+
+    done = _post(reviewer, path, recommendation="not_suitable", anonymous="on",
+                 comment="The count fails for $g=3$: see *Lemma 2*.")  # fmt: skip
+    assert done.status_code == 303 and done.headers["location"] == path
+    store = ImproofRepo(app.state.store)
+    assert store.problem(PID)["status"] == "draft"
+    last = store.status_events(PID)[-1]
+    assert (last["from_status"], last["to_status"], last["actor"]) == ("under_review", "draft", ids["reviewer"])
+    [to_author] = _mails(app, AUTHOR)
+    assert "back in draft" in to_author["body"] and f"/questions/{PID}#review-{rid}" in to_author["body"]
+    assert REVIEWER not in to_author["body"] and "rev@" not in to_author["body"]
+    shown = reviewer.get(path).text
+    assert 'data-testid="review-recommendation">Not suitable<' in shown and "<em>Lemma 2</em>" in shown
+    assert _post(reviewer, path, recommendation="recommend", comment="Changed my mind.").status_code == 404  # draft
+
+    # anonymity: the author's page never names the reviewer; the admin's does
+    author_page = author.get(f"/t/questions/{PID}").text
+    assert "Anonymous reviewer" in author_page and "<em>Lemma 2</em>" in author_page
+    assert REVIEWER not in author_page and "rev@" not in author_page and ids["reviewer"] not in author_page
+    assert 'data-testid="review-response-form"' in author_page
+    admin_page = admin.get(f"/t/questions/{PID}").text
+    assert REVIEWER in admin_page and "(anonymous to the author)" in admin_page
+    real = author.get(f"/questions/{PID}")  # the question page itself (its status history names actors too)
+    assert real.status_code == 200 and "Anonymous reviewer" in real.text
+    assert REVIEWER not in real.text and "rev@" not in real.text and ids["reviewer"] not in real.text
+    assert REVIEWER in admin.get(f"/questions/{PID}").text
+
+    answered = _post(author, f"/questions/{PID}/reviews/{rid}/response", response="Fixed: the claim is now $g=2$.")
+    assert answered.status_code == 303 and answered.headers["location"] == f"/questions/{PID}#review-{rid}"
+    assert "Fixed: the claim is now" in author.get(f"/t/questions/{PID}").text
+    seen = reviewer.get(path).text
+    for html in (seen, form, author_page, reviewer.get("/reviews").text):  # nothing inline: the CSP refuses it
+        parsed = _tags(html)
+        assert parsed.script_text == [] and all(tag != "style" and "style" not in attrs for tag, attrs in parsed.tags)
+    assert 'data-testid="review-author-response"' in seen and "Fixed: the claim is now" in seen
+    assert [m["subject"] for m in _mails(app, REVIEWER)][0] == "IMProofBench: the author responded to your review"
+    empty = _post(author, f"/questions/{PID}/reviews/{rid}/response", response=" ")
+    assert empty.status_code == 400
+
+
+def test_decline_and_a_signed_recommendation(app):
+    ids = _setup(app)
+    admin, reviewer, other, author = (_client(app, e) for e in (ADMIN, REVIEWER, OTHER, AUTHOR))
+    assert _post(admin, f"/questions/{PID}/reviews", email=REVIEWER).status_code == 303
+    assert _post(admin, f"/questions/{PID}/reviews", email=REVIEWER).status_code == 400  # still open
+    assert _post(admin, f"/questions/{PID}/reviews", email=OTHER).status_code == 303
+    first, second = (r["id"] for r in reviews.ReviewRepo(app.state.store).for_problem(PID))
+
+    assert reviewer.get(f"/t/questions/{PID}").status_code == 200  # invited reviewers see the question
+    assert _post(reviewer, f"/questions/{PID}/reviews/{first}/decline").status_code == 303
+    assert reviews.ReviewRepo(app.state.store).get(first)["state"] == "declined"
+    page = reviewer.get(f"/questions/{PID}/reviews/{first}")
+    assert page.status_code == 200 and 'data-testid="review-declined"' in page.text
+    assert 'data-testid="review-form"' not in page.text
+    assert _post(reviewer, f"/questions/{PID}/reviews/{first}/accept").status_code == 400
+    assert _post(reviewer, f"/questions/{PID}/reviews/{first}", recommendation="recommend",
+                 comment="x").status_code == 400  # fmt: skip
+    assert reviewer.get(f"/t/questions/{PID}").status_code == 404  # a declined reviewer no longer sees it
+
+    assert _post(other, f"/questions/{PID}/reviews/{second}/accept").status_code == 303
+    assert _post(other, f"/questions/{PID}/reviews/{second}", recommendation="recommend",
+                 comment="A good question.").status_code == 303  # fmt: skip
+    assert ImproofRepo(app.state.store).problem(PID)["status"] == "under_review"  # a recommendation moves nothing
+    author_page = author.get(f"/t/questions/{PID}").text
+    assert OTHER in author_page and "Anonymous reviewer" not in author_page  # signed review: the author sees who
+    assert REVIEWER not in author_page  # the declined invitation is not shown to the author
+    admin_page = admin.get(f"/t/questions/{PID}").text
+    assert REVIEWER in admin_page and 'data-testid="review-state">Declined<' in admin_page
+    assert ids["other"] not in author_page
+
+    mine = reviewer.get("/reviews").text
+    assert mine.count('data-testid="reviews-row"') == 1 and "Declined" in mine
+    everyone = admin.get("/reviews").text
+    assert everyone.count('data-testid="reviews-row"') == 2 and REVIEWER in everyone and OTHER in everyone
+    assert 'data-testid="reviews-empty"' in author.get("/reviews").text
+
+
+def test_only_the_invited_reviewer_opens_and_acts_on_a_review(app):
+    ids = _setup(app)
+    admin = _client(app, ADMIN)
+    assert _post(admin, f"/questions/{PID}/reviews", email=REVIEWER).status_code == 303
+    [rid] = [r["id"] for r in reviews.ReviewRepo(app.state.store).for_problem(PID)]
+    path = f"/questions/{PID}/reviews/{rid}"
+    for email in (ADMIN, AUTHOR, OTHER):
+        client = _client(app, email)
+        assert client.get(path).status_code == 404, email
+        for action in ("/accept", "/decline", ""):
+            assert _post(client, path + action, recommendation="recommend", comment="x").status_code == 404
+    assert reviews.ReviewRepo(app.state.store).get(rid)["state"] == "invited"
+    anonymous = TestClient(app, raise_server_exceptions=False)
+    seen = anonymous.get(path, follow_redirects=False)  # sent to log in (see the report: context's LoginFirst)
+    assert seen.status_code != 200 and "stable graphs" not in seen.text.lower()
+    assert _post(anonymous, f"{path}/accept").status_code == 404
+    reviewer = _client(app, REVIEWER)
+    assert reviewer.get(f"/questions/{PID}/reviews/x1").status_code == 404
+    assert reviewer.get(f"/questions/{PID}/reviews/{rid + 1}").status_code == 404
+    assert reviewer.get(f"/questions/nope/reviews/{rid}").status_code == 404
+    # the review's author only answers its own question's reviews, and only once submitted
+    author = _client(app, AUTHOR)
+    assert _post(author, f"{path}/response", response="hi").status_code == 400
+    assert _post(_client(app, OTHER), f"{path}/response", response="hi").status_code == 404
+    # only admins invite, only verified reviewers are invited, only while under review
+    assert _post(author, f"/questions/{PID}/reviews", email=OTHER).status_code == 404
+    refused = _post(admin, f"/questions/{PID}/reviews", email=AUTHOR)
+    assert refused.status_code == 400 and "from the outbox page" in refused.text
+    app.state.repo.add_role(ids["author"], "reviewer")
+    assert "cannot review it" in _post(admin, f"/questions/{PID}/reviews", email=AUTHOR).text
+    assert "from the outbox page" in _post(admin, f"/questions/{PID}/reviews", email="nobody@example.org").text
+    set_status(app.state.store, PID, "draft", ids["admin"])
+    late = _post(admin, f"/questions/{PID}/reviews", email=OTHER)
+    assert late.status_code == 400 and "only while the question is under review" in late.text
+
+
+def test_review_services_without_http(app):
+    ids = _setup(app)
+    store = app.state.store
+    rid, user = reviews.invite_reviewer(store, PID, REVIEWER, by=ids["admin"])
+    assert user["id"] == ids["reviewer"]
+    with pytest.raises(reviews.ReviewError, match="accept the invitation first"):
+        reviews.submit_review(store, rid, recommendation="needs_revision", anonymous=False, comment="x",
+                              actor=ids["reviewer"])  # fmt: skip
+    reviews.answer_invitation(store, rid, accept=True)
+    with pytest.raises(reviews.ReviewError, match="choose a recommendation"):
+        reviews.submit_review(store, rid, recommendation="maybe", anonymous=False, comment="x", actor=ids["reviewer"])
+    with pytest.raises(reviews.ReviewError, match="only a submitted review"):
+        reviews.respond_to_review(store, rid, "thanks")
+    moved = reviews.submit_review(store, rid, recommendation="needs_revision", anonymous=False, comment="Add a case.",
+                                  actor=ids["reviewer"])  # fmt: skip
+    assert moved is True and ImproofRepo(store).problem(PID)["status"] == "draft"
+    with pytest.raises(reviews.ReviewError, match="submitted once"):
+        reviews.submit_review(store, rid, recommendation="recommend", anonymous=False, comment="y",
+                              actor=ids["reviewer"])  # fmt: skip
+    reviews.respond_to_review(store, rid, "Added.")
+    row = reviews.ReviewRepo(store).get(rid)
+    assert (row["state"], row["recommendation"], row["author_response"]) == ("submitted", "needs_revision", "Added.")
