@@ -223,3 +223,30 @@ def test_improof_demo_chain_on_the_embedded_model(shared_local, tmp_path):
     stats = json.loads((out / "stats" / "stats.json").read_text())
     assert set(stats["models"]) == {"local/smollm2", "local/smollm2 (single-turn)"}
     assert (out / "stats" / "report.md").is_file()
+    # the demo's last step: the platform over the same store, with demo accounts and blind grading assignments
+    from fastapi.testclient import TestClient
+    from test_web_core import _login
+
+    from theorembench.cli.demo import run_platform_demo
+    from theorembench.web.app import create_app
+
+    run_platform_demo(out_dir=out, db=None)
+    accounts = out / "platform_accounts.txt"
+    assert accounts.stat().st_mode & 0o777 == 0o600
+    (admin, admin_password), (grader, grader_password) = [line.split()[1:3] for line in
+                                                          accounts.read_text().splitlines()]  # fmt: skip
+    app = create_app(None, secret_key="demo test", workers=0)
+    try:
+        client = TestClient(app)
+        assert _login(client, grader, grader_password).status_code == 303
+        listing = client.get("/grade").text
+        for pid in ("binomial-reciprocals", "spanning-trees-kmn", "stable-graphs"):
+            assert f"/grade/{pid}" in listing
+            page = client.get(f"/grade/{pid}")
+            assert page.status_code == 200 and "Answer A" in page.text and "Answer B" in page.text
+            assert "smollm2" not in page.text  # blind until graded
+        admin_client = TestClient(app)
+        assert _login(admin_client, admin, admin_password).status_code == 303
+        assert admin_client.get("/admin/grading").status_code == 200
+    finally:
+        app.state.store.close()

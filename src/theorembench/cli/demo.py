@@ -124,6 +124,10 @@ def demo(
               f"token budgets ({escape(model)})")  # fmt: skip
     run_improof_demo(model=model, out_dir=out_dir / "improof", db=db)
 
+    # 7. the platform: the same problems and answers, ready for blind grading in the browser
+    out.print("\n[bold]7. IMProofBench platform[/]: the problems and the embedded model's answers, ready to grade")
+    run_platform_demo(out_dir=out_dir / "improof", db=db)
+
 
 def run_improof_demo(*, model: str, out_dir: Path, db: str | None) -> None:
     """Import the shipped problems, evaluate ``model`` agentic and single-turn, auto-grade, print the statistics."""
@@ -146,6 +150,28 @@ def run_improof_demo(*, model: str, out_dir: Path, db: str | None) -> None:
     print_stats(stats.doc)
     out.print(f"report: {stats.paths['report']} (no human grades yet: grade with `theorembench improof grades "
               f"import`, or on the platform)", markup=False)  # fmt: skip
+
+
+def run_platform_demo(*, out_dir: Path, db: str | None) -> None:
+    """Demo accounts and grading assignments on the store, then the one command that opens the platform."""
+    import os
+    import shlex
+
+    from theorembench.web.demo_platform import seed_demo_platform
+
+    with opened_store(db) as st:
+        seeded = seed_demo_platform(st)
+    for pid, n in seeded.assigned.items():
+        out.print(f"   {pid}: {n} answers to grade blind", markup=False)
+    accounts = out_dir / "platform_accounts.txt"
+    accounts.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(accounts, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(f"admin  {seeded.admin[0]}  {seeded.admin[1]}\ngrader {seeded.grader[0]}  {seeded.grader[1]}\n")
+    command = "theorembench improof serve" + (f" --db {shlex.quote(str(db))}" if db else "")
+    out.print(f"open the platform:  {command}   then http://127.0.0.1:8000/", markup=False)
+    out.print(f"   admin  {seeded.admin[0]}  password {seeded.admin[1]}", markup=False)
+    out.print(f"   grader {seeded.grader[0]}  password {seeded.grader[1]}  (also in {accounts})", markup=False)
 
 
 def run_eternal_demo(paper_ids: list[str], *, model: str, out_dir: Path, max_tokens: int, db: str | None) -> None:

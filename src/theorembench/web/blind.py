@@ -121,11 +121,11 @@ def slots(store: Store, problem_id: str, grader_id: str, grader: str) -> list[Sl
     found = GradingRepo(store).assignment(problem_id, grader_id)
     if found is None:
         return []
-    repo = ImproofRepo(store)
-    mine = {g.answer_id: g for g in list_grades(store, grader=grader)}
+    rows = {row["id"]: row for row in ImproofRepo(store).answers(problem_id=problem_id)}  # one query, not one each
+    mine = {g.answer_id: g for g in list_grades(store, grader=grader) if g.answer_id in rows}
     out = []
     for entry in found["answer_order"]:
-        row = repo.answer(entry["answer_id"])
+        row = rows.get(entry["answer_id"])
         if row is not None:
             out.append(Slot(entry["alias"], row["id"], row["model"], row["main_answer"], mine.get(row["id"])))
     return out

@@ -1,0 +1,53 @@
+"""The demo's platform: an admin and a grader account, and the grader assigned to every active question with answers.
+
+:func:`seed_demo_platform` is what ``theorembench demo`` runs after its IMProofBench step, so
+that ``theorembench improof serve`` opens on the demo's problems and the embedded model's
+answers, ready for blind grading. Passwords are new random ones at every run (the accounts
+are kept), so a platform started on another address never has a published password.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+from theorembench.methods.improof.catalog import list_problems
+from theorembench.store.db import Store
+from theorembench.store.web import WebRepo
+from theorembench.web.accounts import create_admin
+from theorembench.web.auth import hash_password
+from theorembench.web.blind import assign, gradable_answers
+
+DEMO_ADMIN = "admin@demo.example"
+DEMO_GRADER = "grader@demo.example"
+
+
+@dataclass
+class DemoPlatform:
+    admin: tuple[str, str]
+    grader: tuple[str, str]
+    assigned: dict[str, int] = field(default_factory=dict)  # question id -> answers to grade
+
+
+def _password() -> str:
+    return "demo-" + secrets.token_urlsafe(12)
+
+
+def seed_demo_platform(store: Store) -> DemoPlatform:
+    """Create (or reset the passwords of) the demo admin and grader; assign the grader to every active question."""
+    repo = WebRepo(store)
+    admin_password, grader_password = _password(), _password()
+    admin_id = create_admin(repo, DEMO_ADMIN, admin_password)
+    grader = repo.user_by_email(DEMO_GRADER)
+    if grader is None:
+        grader_id = repo.create_user(DEMO_GRADER, hash_password(grader_password), verified=True, roles=("grader",),
+                                     granted_by=admin_id)  # fmt: skip
+    else:
+        grader_id = grader["id"]
+        repo.set_password(grader_id, hash_password(grader_password))
+        repo.add_role(grader_id, "grader", granted_by=admin_id)
+    assigned = {}
+    for problem in list_problems(store, status="active"):
+        if gradable_answers(store, problem["id"]):
+            assigned[problem["id"]] = len(assign(store, problem["id"], grader_id, by=admin_id))
+    return DemoPlatform((DEMO_ADMIN, admin_password), (DEMO_GRADER, grader_password), assigned)
