@@ -21,6 +21,7 @@ from browser_harness import (  # noqa: F401 - real-browser fixtures (Playwright 
 )
 from ci_rules import pytest_runtest_makereport, pytest_sessionstart  # noqa: F401 - CI allows no skips
 from pg import db_url, pg_server, pg_url  # noqa: F401 - fixtures: a throwaway PostgreSQL server, both backends
+from web_fixtures import any_app, app  # noqa: F401 - fixtures: the platform over a fresh store
 
 from theorembench.testing.fakellm import FakeLLMServer
 

@@ -381,7 +381,7 @@ def test_question_life_from_editor_to_statistics(open_page: Any, platform: Any, 
     alpha = admin.locator(f'[data-testid="stats-model"][data-model="{ALPHA}"]')
     beta = admin.locator(f'[data-testid="stats-model"][data-model="{BETA}"]')
     assert " ".join(admin.get_by_test_id("stats-counts").text_content().split()) == (
-        "2 answers on 1 questions by 2 models; 2 complete grades (1 incomplete or given up, left out).")
+        "2 answers on 1 question by 2 models; 2 complete grades (1 incomplete or given up, left out).")
     # alpha: both subquestions right, two complete grades of progress 2 (one per grader)
     assert alpha.get_by_test_id("stats-answers").text_content() == "1"
     assert alpha.get_by_test_id("stats-score").text_content() == "100.0% [100.0–100.0] n=1"
@@ -400,7 +400,7 @@ def test_question_life_from_editor_to_statistics(open_page: Any, platform: Any, 
     assert ind.get_by_test_id(f"stats-indicator-{INDICATORS[1]}").text_content() == "100.0% [34.2–100.0] n=2"
     # both graders graded alpha's answer: one pair, agreeing on everything
     assert admin.get_by_test_id("stats-agreement-summary").text_content() == (
-        "1 answers graded by two or more of 2 graders: 1 pairs.")
+        "1 answer graded by two or more of 2 graders: 1 pair.")
     assert admin.get_by_test_id("stats-agreement-rate").first.text_content() == "100.0% [20.6–100.0] n=1"
     charts = admin.get_by_test_id("stats-chart")
     assert charts.count() >= 1

@@ -12,7 +12,6 @@ from test_web_core import PASSWORD, _csrf, _login, _tags
 from theorembench.store.improof import ImproofRepo
 from theorembench.store.schema import web_reviews
 from theorembench.web import accounts
-from theorembench.web.app import create_app
 from theorembench.web.auth import hash_password
 from theorembench.web.question_form import QuestionForm, read_form
 
@@ -53,19 +52,6 @@ def _form(**changes: str) -> dict[str, str]:
 def _post(client: TestClient, url: str, data: dict[str, str]):
     return client.post(url, data=data | {"csrf_token": _token(client)}, follow_redirects=False)
 
-
-@pytest.fixture
-def app(tmp_path):
-    made = create_app(str(tmp_path / "web.db"), secret_key="test secret", workers=0)
-    yield made
-    made.state.store.close()
-
-
-@pytest.fixture
-def any_app(db_url):
-    made = create_app(db_url, secret_key="test secret", workers=0)
-    yield made
-    made.state.store.close()
 
 
 @pytest.fixture

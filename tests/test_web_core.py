@@ -36,20 +36,6 @@ def _link(app, to: str, path: str) -> str:
     return re.search(rf"http://testserver(/{path}/[A-Za-z0-9_\-]+)", bodies[0]).group(1)
 
 
-@pytest.fixture
-def app(tmp_path):
-    made = create_app(str(tmp_path / "web.db"), secret_key="test secret")
-    yield made
-    made.state.store.close()
-
-
-@pytest.fixture
-def any_app(db_url):
-    made = create_app(db_url, secret_key="test secret")
-    yield made
-    made.state.store.close()
-
-
 class _Tags(HTMLParser):
     """Every start tag with its attributes, and the text inside <script> elements."""
 

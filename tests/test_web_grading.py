@@ -14,7 +14,6 @@ from theorembench.methods.improof.catalog import import_problems
 from theorembench.methods.improof.grades import INDICATORS, get_grade
 from theorembench.store.web_grading import GradingRepo
 from theorembench.web import accounts, blind
-from theorembench.web.app import create_app
 from theorembench.web.auth import hash_password
 
 ADMIN = "admin@example.org"
@@ -90,19 +89,6 @@ def _save(client: TestClient, pid: str, alias: str, revision: int, **fields: str
 def _order(app, pid: str, uid: str) -> list[tuple[str, str]]:
     return [(e["alias"], e["answer_id"]) for e in GradingRepo(app.state.store).assignment(pid, uid)["answer_order"]]
 
-
-@pytest.fixture
-def app(tmp_path):
-    made = create_app(str(tmp_path / "web.db"), secret_key="test secret")
-    yield made
-    made.state.store.close()
-
-
-@pytest.fixture
-def any_app(db_url):
-    made = create_app(db_url, secret_key="test secret")
-    yield made
-    made.state.store.close()
 
 
 # -- assignment: per-grader orders, refresh -----------------------------------------------------------------------

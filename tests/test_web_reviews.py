@@ -14,7 +14,6 @@ from theorembench.methods.improof.catalog import set_status
 from theorembench.methods.improof.problems import Problem
 from theorembench.store.improof import ImproofRepo
 from theorembench.web import accounts, reviews
-from theorembench.web.app import create_app
 from theorembench.web.auth import hash_password
 from theorembench.web.context import Ctx, finish, guard
 
@@ -66,19 +65,6 @@ def _post(client: TestClient, path: str, **form: str):
 def _mails(app, to: str) -> list[dict]:
     return [m for m in app.state.repo.mails() if m["to_addr"] == to]
 
-
-@pytest.fixture
-def app(tmp_path):
-    made = create_app(str(tmp_path / "web.db"), secret_key="test secret")
-    yield made
-    made.state.store.close()
-
-
-@pytest.fixture
-def any_app(db_url):
-    made = create_app(db_url, secret_key="test secret")
-    yield made
-    made.state.store.close()
 
 
 def test_invite_accept_not_suitable_back_to_draft_then_author_responds(any_app):

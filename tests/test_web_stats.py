@@ -17,7 +17,6 @@ from theorembench.methods.improof.catalog import save_version
 from theorembench.methods.improof.grades import INDICATORS, Grade, save_grade
 from theorembench.methods.improof.problems import Problem
 from theorembench.web import accounts
-from theorembench.web.app import create_app
 from theorembench.web.auth import hash_password
 from theorembench.web.csv_safe import csv_text, safe_cell
 
@@ -33,12 +32,6 @@ def _problem(pid: str, subs: list[tuple[str, float]]) -> Problem:
                    subquestions=[{"text": f"Part {i}?", "answer": a, "kind": "integer", "points": p}
                                  for i, (a, p) in enumerate(subs)])  # fmt: skip
 
-
-@pytest.fixture
-def app(tmp_path):
-    made = create_app(str(tmp_path / "web.db"), secret_key="test secret")
-    yield made
-    made.state.store.close()
 
 
 @pytest.fixture
@@ -108,7 +101,7 @@ def test_stats_page_shows_n_and_intervals(app, graded):
     assert _cell(html, "stats-indicator-insight") == "100.0% [51.0–100.0] n=4"
     # Agreement: a0 is the only answer graded twice (3 and 2): exact 0/1, Wilson [0, 0.7935]; within one 1/1,
     # Wilson [0.2065, 1] (stored to four digits, 0.2065 shows as 20.6).
-    assert "1 answers graded by two or more of 2 graders: 1 pairs." in html
+    assert "1 answer graded by two or more of 2 graders: 1 pair." in html
     rates = html.split('data-testid="stats-agreement-rate">')[1:3]
     assert [r.split("<")[0] for r in rates] == ["0.0% [0.0–79.3] n=1", "100.0% [20.6–100.0] n=1"]
     # Pearson r over the complete grades: x = 1, 1, 1/4, 1 and y = 3, 2, 1, 3: 0.9375/√(0.421875 · 2.75) = 0.870.
