@@ -193,12 +193,15 @@ class ImproofRepo:
         row = self.store._first(sa.select(improof_grades).where(_g.answer_id == answer_id, _g.grader == grader))
         return _grade(row) if row else None
 
-    def grades(self, *, answer_id: str | None = None, grader: str | None = None) -> list[dict[str, Any]]:
+    def grades(self, *, answer_id: str | None = None, grader: str | None = None,
+               problem_id: str | None = None) -> list[dict[str, Any]]:  # fmt: skip
         statement = sa.select(improof_grades).order_by(_g.answer_id, _g.grader)
         if answer_id is not None:
             statement = statement.where(_g.answer_id == answer_id)
         if grader is not None:
             statement = statement.where(_g.grader == grader)
+        if problem_id is not None:
+            statement = statement.where(_g.answer_id.in_(sa.select(_a.id).where(_a.problem_id == problem_id)))
         return [_grade(r) for r in self.store._rows(statement)]
 
     def save_grade(self, values: Mapping[str, Any], expected_revision: int | None = None) -> int:

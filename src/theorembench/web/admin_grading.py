@@ -26,7 +26,7 @@ def _questions(ctx: Ctx) -> list[dict[str, Any]]:
         for assignment in grading.assignments(problem_id=pid):
             user = ctx.repo.user(assignment["grader_id"])
             email = user["email"] if user else assignment["grader_id"]
-            graders.append(blind.progress(store, pid, assignment, email))
+            graders.append(blind.progress(store, assignment, email))
         out.append({"id": pid, "title": problem["title"], "answers": len(blind.gradable_answers(store, pid)),
                     "graders": graders})  # fmt: skip
     return out

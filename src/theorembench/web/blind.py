@@ -116,15 +116,16 @@ def grade_view(grade: Grade | None) -> dict[str, Any]:
             "status": grade.status, "revision": grade.revision}  # fmt: skip
 
 
-def slots(store: Store, problem_id: str, grader_id: str, grader: str) -> list[Slot]:
-    """The grader's answers in their order, each with the grader's own grade (``grader``: their email)."""
-    found = GradingRepo(store).assignment(problem_id, grader_id)
-    if found is None:
+def slots(store: Store, assignment: dict[str, Any] | None, grader: str) -> list[Slot]:
+    """The answers of one assignment in the grader's order, each with the grader's own grade (``grader``: their
+    email); none when ``assignment`` is None (not assigned)."""
+    if assignment is None:
         return []
+    problem_id = assignment["problem_id"]
     rows = {row["id"]: row for row in ImproofRepo(store).answers(problem_id=problem_id)}  # one query, not one each
-    mine = {g.answer_id: g for g in list_grades(store, grader=grader) if g.answer_id in rows}
+    mine = {g.answer_id: g for g in list_grades(store, grader=grader, problem_id=problem_id)}
     out = []
-    for entry in found["answer_order"]:
+    for entry in assignment["answer_order"]:
         row = rows.get(entry["answer_id"])
         if row is not None:
             out.append(Slot(entry["alias"], row["id"], row["model"], row["main_answer"], mine.get(row["id"])))
@@ -135,15 +136,14 @@ def all_final(found: list[Slot]) -> bool:
     return bool(found) and all(s.final for s in found)
 
 
-def revealed(store: Store, problem_id: str, grader_id: str, found: list[Slot]) -> dict[str, str] | None:
+def revealed(store: Store, assignment: dict[str, Any] | None, found: list[Slot]) -> dict[str, str] | None:
     """alias → model once all of this grader's answers are final (recording the reveal), else None."""
-    assignment = GradingRepo(store).assignment(problem_id, grader_id)
     if assignment is None:
         return None
     if assignment["revealed_at"] is None:
         if not all_final(found):
             return None
-        GradingRepo(store).set_revealed(problem_id, grader_id, time.time())
+        GradingRepo(store).set_revealed(assignment["problem_id"], assignment["grader_id"], time.time())
     return {s.alias: s.model for s in found}
 
 
@@ -161,7 +161,7 @@ def save(store: Store, slot: Slot, grader: str, values: dict[str, str], *, open_
         raise BadGrade("revision must be a number and indicators a JSON object") from None
     if not isinstance(indicators, dict):
         raise BadGrade("indicators must be a JSON object")
-    existing = get_grade(store, slot.answer_id, grader)
+    existing = slot.grade  # read with the slot, in this request
     row = {"answer_id": slot.answer_id, "grader": grader, "progress": _blank(values.get("progress")) or None,
            "indicators": indicators, "comment": values.get("comment") or "",
            "status": _blank(values.get("status")) or "incomplete", "notes": existing.notes if existing else ""}
@@ -204,8 +204,8 @@ def flag(store: Store, problem_id: str, grader_id: str, found: list[Slot], alias
     return GradingRepo(store).add_flag(problem_id, answer_id, grader_id, message)
 
 
-def progress(store: Store, problem_id: str, assignment: dict[str, Any], grader: str) -> dict[str, Any]:
+def progress(store: Store, assignment: dict[str, Any], grader: str) -> dict[str, Any]:
     """One assignment's progress for the admin page: answers, final ones, revealed or not."""
-    found = slots(store, problem_id, assignment["grader_id"], grader)
+    found = slots(store, assignment, grader)
     return {"grader": grader, "answers": len(found), "final": sum(s.final for s in found),
             "revealed": assignment["revealed_at"] is not None}  # fmt: skip

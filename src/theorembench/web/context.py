@@ -66,7 +66,7 @@ class Ctx:
         """
         improof = ImproofRepo(self.repo.store)
         row = improof.problem(problem_id)
-        version = improof.version(problem_id) if row else None
+        version = improof.version(problem_id, row["current_version"]) if row else None
         review = self.repo.review_row(review_id) if review_id is not None else None
         if row is None or version is None or (review_id is not None and (review is None
                                                                        or review["problem_id"] != problem_id)):

@@ -43,6 +43,11 @@ def _grader(ctx: Ctx) -> str:
     return ctx.user["email"]
 
 
+def _slots(ctx: Ctx, pid: str) -> list[blind.Slot]:
+    """The signed-in grader's answers to a question (none when not assigned)."""
+    return blind.slots(ctx.repo.store, GradingRepo(ctx.repo.store).assignment(pid, ctx.uid), _grader(ctx))
+
+
 def _slot(found: list[blind.Slot], alias: str) -> blind.Slot:
     for slot in found:
         if slot.alias == alias:
@@ -53,10 +58,10 @@ def _slot(found: list[blind.Slot], alias: str) -> blind.Slot:
 def _view(ctx: Ctx, pid: str, alias: str | None, *, status: int = 200, error: str | None = None) -> HTMLResponse:
     row, subject = ctx.question(pid, "grading_view")
     store = ctx.repo.store
-    found = blind.slots(store, pid, ctx.uid, _grader(ctx))
-    current = _slot(found, alias) if alias else (found[0] if found else None)
-    reveal = blind.revealed(store, pid, ctx.uid, found)
     assignment = GradingRepo(store).assignment(pid, ctx.uid)
+    found = blind.slots(store, assignment, _grader(ctx))
+    current = _slot(found, alias) if alias else (found[0] if found else None)
+    reveal = blind.revealed(store, assignment, found)
     payload = row["payload"]
     return page(ctx, "grade.html", status, pid=pid, title=payload.get("title") or pid,
                 statement=payload.get("statement", ""), solution=payload.get("solution", ""),
@@ -76,7 +81,7 @@ def register(app: FastAPI) -> None:
         items = []
         for assignment in GradingRepo(store).assignments(grader_id=ctx.uid):
             pid = assignment["problem_id"]
-            found = blind.slots(store, pid, ctx.uid, _grader(ctx))
+            found = blind.slots(store, assignment, _grader(ctx))
             problem = get_problem(store, pid)
             items.append({"pid": pid, "title": problem.title, "status": problem.status,
                           "open": problem.status in GRADABLE, "answers": len(found),
@@ -105,7 +110,7 @@ def register(app: FastAPI) -> None:
     @app.post("/grade/{pid}/flag")
     def grading_flag(pid: str, ctx: Ctx = guard("grading_flag")) -> Response:
         ctx.question(pid)
-        found = blind.slots(ctx.repo.store, pid, ctx.uid, _grader(ctx))
+        found = _slots(ctx, pid)
         alias = ctx.form.get("alias", "")
         try:
             blind.flag(ctx.repo.store, pid, ctx.uid, found, alias, ctx.form.get("message", ""))
@@ -119,7 +124,7 @@ def register(app: FastAPI) -> None:
     def grading_save(pid: str, alias: str, ctx: Ctx = guard("grading_save")) -> Response:
         _, subject = ctx.question(pid)
         store = ctx.repo.store
-        found = blind.slots(store, pid, ctx.uid, _grader(ctx))
+        found = _slots(ctx, pid)
         slot = _slot(found, alias)
         try:
             grade = blind.save(store, slot, _grader(ctx), ctx.form, open_problem=subject.open_problem)

@@ -90,9 +90,10 @@ def get_grade(store: Store, answer_id: str, grader: str) -> Grade | None:
     return _grade(row) if row else None
 
 
-def list_grades(store: Store, answer_id: str | None = None, grader: str | None = None) -> list[Grade]:
-    """Grades by answer and grader, optionally only one answer's or one grader's."""
-    return [_grade(r) for r in ImproofRepo(store).grades(answer_id=answer_id, grader=grader)]
+def list_grades(store: Store, answer_id: str | None = None, grader: str | None = None,
+                problem_id: str | None = None) -> list[Grade]:  # fmt: skip
+    """Grades by answer and grader, optionally only one answer's, one grader's or one problem's."""
+    return [_grade(r) for r in ImproofRepo(store).grades(answer_id=answer_id, grader=grader, problem_id=problem_id)]
 
 
 def save_grade(store: Store, grade: Grade, expected_revision: int | None = None) -> Grade:
