@@ -137,14 +137,22 @@ def accept_invitation(repo: WebRepo, token: str, *, user: dict[str, Any] | None,
     return user_id
 
 
-def create_admin(repo: WebRepo, email: str, password: str) -> str:
-    """A verified admin account (or the admin role and this password for an existing one); returns its id."""
+def ensure_account(repo: WebRepo, email: str, password: str, role: str, *, granted_by: str | None = None) -> str:
+    """A verified account holding ``role`` (or, for an existing one, the role, this password and verification);
+    returns its id."""
+    if role not in ROLES:
+        raise AccountError(f"the role must be one of {', '.join(ROLES)}")
     email = normalise_email(email)
     _check_password(password)
     existing = repo.user_by_email(email)
     if existing is None:
-        return repo.create_user(email, hash_password(password), verified=True, roles=("admin",))
+        return repo.create_user(email, hash_password(password), verified=True, roles=(role,), granted_by=granted_by)
     repo.set_password(existing["id"], hash_password(password))
-    repo.add_role(existing["id"], "admin")
+    repo.add_role(existing["id"], role, granted_by=granted_by)
     repo.set_verified(existing["id"])
     return existing["id"]
+
+
+def create_admin(repo: WebRepo, email: str, password: str) -> str:
+    """A verified admin account (or the admin role and this password for an existing one); returns its id."""
+    return ensure_account(repo, email, password, "admin")

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from theorembench.methods.improof.catalog import list_problems
 from theorembench.store.db import Store
 from theorembench.store.web import WebRepo
-from theorembench.web.accounts import create_admin
-from theorembench.web.auth import hash_password
+from theorembench.web.accounts import create_admin, ensure_account
 from theorembench.web.blind import assign, gradable_answers
 
 DEMO_ADMIN = "admin@demo.example"
@@ -38,14 +37,7 @@ def seed_demo_platform(store: Store) -> DemoPlatform:
     repo = WebRepo(store)
     admin_password, grader_password = _password(), _password()
     admin_id = create_admin(repo, DEMO_ADMIN, admin_password)
-    grader = repo.user_by_email(DEMO_GRADER)
-    if grader is None:
-        grader_id = repo.create_user(DEMO_GRADER, hash_password(grader_password), verified=True, roles=("grader",),
-                                     granted_by=admin_id)  # fmt: skip
-    else:
-        grader_id = grader["id"]
-        repo.set_password(grader_id, hash_password(grader_password))
-        repo.add_role(grader_id, "grader", granted_by=admin_id)
+    grader_id = ensure_account(repo, DEMO_GRADER, grader_password, "grader", granted_by=admin_id)
     assigned = {}
     for problem in list_problems(store, status="active"):
         if gradable_answers(store, problem["id"]):
