@@ -78,6 +78,13 @@ class Store:
 
     # -- plumbing ---------------------------------------------------------
 
+    def location(self) -> str | None:
+        """Where another process opens this same store: the SQLite file, or the full PostgreSQL URL (with its
+        password: never show it); None for an in-memory store, which no other process can reach."""
+        if self.backend == "sqlite":
+            return str(self.path) if isinstance(self.path, Path) else None
+        return self._engine.url.render_as_string(hide_password=False)
+
     def close(self) -> None:
         with self._lock:
             if not self._closed:

@@ -51,12 +51,11 @@ def default_work_dir(work_dir: str | Path | None = None) -> Path:
 
 
 def store_location(store: Store) -> str:
-    """Where a child process opens the same store: the SQLite file or the full PostgreSQL URL."""
-    if store.backend == "sqlite":
-        if not isinstance(store.path, Path):
-            raise UserError("background jobs need a store file or PostgreSQL, not an in-memory store")
-        return str(store.path)
-    return store._engine.url.render_as_string(hide_password=False)
+    """Where a job's child process opens the same store (:meth:`Store.location`); in-memory stores are refused."""
+    location = store.location()
+    if location is None:
+        raise UserError("background jobs need a store file or PostgreSQL, not an in-memory store")
+    return location
 
 
 def _check_model(model: str, models: Sequence[str]) -> None:
