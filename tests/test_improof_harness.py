@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import PYTHON, cli_env
+from improof_samples import odd_sums_yaml, submit
 
 from theorembench.methods.improof.answers import list_answers
 from theorembench.methods.improof.catalog import import_problems
@@ -19,27 +20,8 @@ from theorembench.store import open_store
 from theorembench.store.papers import PaperRepo
 from theorembench.testing.fakellm import prompt_text
 
-PROBLEMS = """\
-- id: odd-sums
-  title: Sums of odd numbers
-  statement: "MAIN-Q: prove that the sum of the first $n$ odd numbers is $n^2$."
-  solution: Induction on $n$.
-  difficulty: {background: 1, reasoning: 1, insight: 1, compute: 1}
-  status: active
-  subquestions:
-    - text: "SUB-ONE: what is the sum of the first 3 odd numbers?"
-      answer: "9"
-      kind: integer
-    - text: "SUB-TWO: what is the sum of the first 10 odd numbers?"
-      answer: "100"
-      kind: integer
-      points: 2
-"""
+PROBLEMS = odd_sums_yaml(status="active")
 MODEL = "openai-api/fake/m"
-
-
-def submit(answer: str) -> dict:
-    return {"tool_calls": [{"name": "submit", "arguments": {"answer": answer}}]}
 
 
 def usage(out: int, reasoning: int = 0) -> dict:

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 from fastapi.testclient import TestClient
+from improof_samples import odd_sums_yaml, submit
 from test_web_core import PASSWORD, _csrf, _login
 
 from theorembench.methods.improof.answers import list_answers
@@ -21,27 +22,6 @@ from theorembench.web.policy import Subject
 
 MODEL = "openai-api/fake/m"
 ADMIN, AUTHOR, OTHER = "admin@example.org", "author@example.org", "other@example.org"
-PROBLEM = """\
-- id: odd-sums
-  title: Sums of odd numbers
-  statement: "MAIN-Q: prove that the sum of the first $n$ odd numbers is $n^2$."
-  solution: Induction on $n$.
-  difficulty: {{background: 1, reasoning: 1, insight: 1, compute: 1}}
-  author: {author}
-  status: {status}
-  subquestions:
-    - text: "SUB-ONE: what is the sum of the first 3 odd numbers?"
-      answer: "9"
-      kind: integer
-    - text: "SUB-TWO: what is the sum of the first 10 odd numbers?"
-      answer: "100"
-      kind: integer
-      points: 2
-"""
-
-
-def submit(answer: str) -> dict:
-    return {"tool_calls": [{"name": "submit", "arguments": {"answer": answer}}]}
 
 
 SCRIPT = {"rules": [
@@ -59,7 +39,7 @@ def _make(db: str, tmp_path: Path, status: str = "draft"):
     author = repo.create_user(AUTHOR, hash_password(PASSWORD), verified=True, roles=("contributor",))
     repo.create_user(OTHER, hash_password(PASSWORD), verified=True, roles=("contributor",))
     path = tmp_path / "problem.yaml"
-    path.write_text(PROBLEM.format(author=author, status=status))
+    path.write_text(odd_sums_yaml(author=author, status=status))
     import_problems(app.state.store, path)
     return app, author
 

@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from improof_samples import odd_sums_yaml, submit
 
 from theorembench.methods.improof.catalog import import_problems
 from theorembench.store import open_store
@@ -16,27 +17,12 @@ from theorembench.web import jobs
 MODEL = "openai-api/fake/m"
 MODELS = [MODEL]
 T0 = 1_000_000.0
-PROBLEM = """\
-- id: odd-sums
-  title: Sums of odd numbers
-  statement: "MAIN-Q: prove that the sum of the first $n$ odd numbers is $n^2$."
-  solution: Induction on $n$.
-  difficulty: {background: 1, reasoning: 1, insight: 1, compute: 1}
-  author: author-1
-  subquestions:
-    - text: "SUB-ONE: what is the sum of the first 3 odd numbers?"
-      answer: "9"
-      kind: integer
-    - text: "SUB-TWO: what is the sum of the first 10 odd numbers?"
-      answer: "100"
-      kind: integer
-      points: 2
-"""
+PROBLEM = odd_sums_yaml(author="author-1")
 SCRIPT = {"rules": [
-    {"match": "SUB-TWO", "reply": {"tool_calls": [{"name": "submit", "arguments": {"answer": "100"}}]}},
-    {"match": "SUB-ONE", "reply": {"tool_calls": [{"name": "submit", "arguments": {"answer": "9"}}]}},
+    {"match": "SUB-TWO", "reply": submit("100")},
+    {"match": "SUB-ONE", "reply": submit("9")},
     {"match": "MAIN-Q", "reply": [{"tool_calls": [{"name": "python", "arguments": {"code": "print(6 * 7)"}}]},
-                                  {"tool_calls": [{"name": "submit", "arguments": {"answer": "By induction."}}]}]},
+                                  submit("By induction.")]},
 ]}  # fmt: skip
 
 
