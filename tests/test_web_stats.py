@@ -142,6 +142,11 @@ def test_exports_defuse_formulas(app, graded):
     assert doc["counts"] == {"answers": 4, "problems": 2, "models": 1, "grades": 4, "grades_left_out": 2}
     assert doc["models"][MODEL]["subquestions"]["score"]["value"] == 0.5625
     assert admin.get("/admin/export/secrets.txt").status_code == 404
+    # the grading page saves grades under the grader's email: the export names that grader too
+    save_grade(app.state.store, Grade(answer_id=graded["b0"], grader=GRADER, status="incomplete"))
+    again = csv.DictReader(io.StringIO(admin.get("/admin/export/grades.csv").text))
+    assert {r["grader"]: r["grader_email"] for r in again if r["answer_id"] == graded["b0"]} == {
+        graded["g1"]: GRADER, GRADER: GRADER}
 
 
 def test_admin_pages_are_admin_only(app, graded):

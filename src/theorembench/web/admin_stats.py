@@ -103,9 +103,11 @@ def agreement_rows(doc: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def grades_csv(store: Store) -> str:
-    """Every grade with its answer's question and model; graders named by email where they are platform users."""
+    """Every grade with its answer's question and model; graders named by email where they are platform users
+    (the grading page saves grades under the grader's email; other tools may have used the user id)."""
     answers = {a["id"]: a for a in answers_mod.list_answers(store)}
     emails = user_emails(store)
+    emails.update({email: email for email in list(emails.values())})
     header = ["answer_id", "problem_id", "version", "model", "mode", "epoch", "grader", "grader_email", "status",
               "progress", *INDICATORS, "comment", "notes", "revision", "updated_at"]  # fmt: skip
     rows = []
