@@ -2,7 +2,7 @@
 
 For each backend and each N the platform runs in its own process (uvicorn on loopback, workers off) over a fresh
 store: a SQLite file in a temp folder, or a database on a throwaway PostgreSQL server started from Debian's
-package (the tests' helper, tests/pg.py). One active question with three answers; N graders, each logged in with
+package (the tests' helper, tests/helpers/pg.py). One active question with three answers; N graders, each logged in with
 their own session (all logins are done before the first save: argon2 is slow on purpose, and a storm of logins is
 not autosave load) and assigned the question with their own alias order, autosave their grade of Answer A every
 2 s (as static/grading.js does after its debounce) for --seconds, each save carrying the revision it last got.
@@ -228,7 +228,7 @@ def run_one(db: str, graders: int, seconds: float) -> dict:
 
 def _postgres():
     sys.path.insert(0, str(HERE.parent / "tests"))
-    from pg import PostgresServer  # the tests' throwaway server: initdb + pg_ctl from Debian's package
+    from helpers.pg import PostgresServer  # the tests' throwaway server: initdb + pg_ctl from Debian's package
 
     server = PostgresServer()
     server.start()

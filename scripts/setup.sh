@@ -5,6 +5,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 
+# An interpreter that pyproject.toml admits (>= 3.11) and that can make a venv (scripts/pick_python.sh);
+# constraints.txt installs on every one of them (scripts/universal_lock.py).
+if [ ! -x .venv/bin/python ]; then
+    asked="$PYTHON"
+    if ! PYTHON="$(bash scripts/pick_python.sh "$asked" 2>/dev/null)"; then
+        if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+            echo "setup: installing system packages: python3-venv"  # Debian splits venv's ensurepip out of python3
+            apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+        fi
+        PYTHON="$(bash scripts/pick_python.sh "$asked")" || exit 1
+    fi
+fi
+
 missing=()
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
@@ -32,7 +45,7 @@ if [ "${#latex_missing[@]}" -gt 0 ]; then
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${latex_missing[@]}"
 fi
 
-# PostgreSQL server binaries for the tests of the store on PostgreSQL: tests/pg.py starts a
+# PostgreSQL server binaries for the tests of the store on PostgreSQL: tests/helpers/pg.py starts a
 # throwaway server from /usr/lib/postgresql/*/bin (initdb, pg_ctl); no system service is used.
 # Without recommends: about 50 MB on disk.
 if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! command -v initdb >/dev/null 2>&1; then
@@ -61,8 +74,30 @@ if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv"
     "$PYTHON" -m venv .venv
 fi
+# llama.cpp (llama-cpp-python) is compiled here. Not for -march=native: a virtual machine can report CPU
+# features its hypervisor does not enable (AMX tiles seen here: the embedded model died with "invalid opcode" at
+# its first request), so on x86-64 the build targets AVX2/FMA/F16C, which every such machine runs. The wheel is
+# kept under ~/.cache/theorembench/wheels, keyed by version and flags (pip's own cache ignores CMAKE_ARGS), so a
+# second clone does not compile again.
+LLAMA_VERSION="$(sed -n 's/^llama_cpp_python==\([^ ;]*\).*/\1/p' constraints.txt)"
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF"
+if [ "$(uname -m)" = "x86_64" ] && grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+    LLAMA_CMAKE_ARGS="$LLAMA_CMAKE_ARGS -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+fi
+llama_key="$(printf '%s %s %s' "$LLAMA_VERSION" "$LLAMA_CMAKE_ARGS" "$(.venv/bin/python -c 'import sys; print(sys.version_info[:2])')" | sha256sum | cut -c1-16)"
+llama_wheels="${XDG_CACHE_HOME:-$HOME/.cache}/theorembench/wheels/llama-$llama_key"
+if [ "$(cat .venv/.llama-build 2>/dev/null)" != "$llama_key" ]; then
+    if ! compgen -G "$llama_wheels/llama_cpp_python-*.whl" >/dev/null; then
+        echo "setup: compiling llama.cpp $LLAMA_VERSION ($LLAMA_CMAKE_ARGS): about 5-6 minutes on 2 cores"
+        mkdir -p "$llama_wheels"
+        CMAKE_ARGS="$LLAMA_CMAKE_ARGS" .venv/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
+            --no-cache-dir -w "$llama_wheels" "llama_cpp_python==$LLAMA_VERSION"
+    fi
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall \
+        "$llama_wheels"/llama_cpp_python-*.whl
+    echo "$llama_key" > .venv/.llama-build
+fi
 echo "setup: installing theorembench with the exact dependency versions of constraints.txt"
-echo "       (the first run compiles llama.cpp: about 5-6 minutes on 2 cores)"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[local,compute,dev]"
 # KaTeX (pinned; keep KATEX_VERSION in src/theorembench/latex/check/engines.py in step)
 # into .venv/node/node_modules, where theorembench.latex.check looks for it: git-ignored, gone with `make clean`.

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
-from browser_harness import (  # noqa: F401 - real-browser fixtures (Playwright + Debian's Chromium), screenshots
+from helpers.browser_harness import (  # noqa: F401 - real-browser fixtures (Playwright + Debian's Chromium), screenshots
     browser_log,
     chromium,
     open_page,
@@ -19,14 +17,13 @@ from browser_harness import (  # noqa: F401 - real-browser fixtures (Playwright 
     pytest_terminal_summary,
     screens_root,
 )
-from ci_rules import pytest_runtest_makereport, pytest_sessionstart  # noqa: F401 - CI allows no skips
-from pg import db_url, pg_server, pg_url  # noqa: F401 - fixtures: a throwaway PostgreSQL server, both backends
-from web_fixtures import any_app, app  # noqa: F401 - fixtures: the platform over a fresh store
+from helpers.ci_rules import pytest_runtest_makereport, pytest_sessionstart  # noqa: F401 - CI allows no skips
+from helpers.paths import LMB_HARD
+from helpers.pg import db_url, pg_server, pg_url  # noqa: F401 - fixtures: a throwaway PostgreSQL server, both backends
+from helpers.web_fixtures import any_app, app  # noqa: F401 - fixtures: the platform over a fresh store
 
+from theorembench.store import Store
 from theorembench.testing.fakellm import FakeLLMServer
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-LMB_HARD = SHARED / "data" / "lmb" / "202511" / "qaEval_202511_ge5_hard.json"
 
 _PROVIDER_VARS = [
     "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
@@ -64,22 +61,17 @@ def fake_env(fake: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> FakeLLMSer
 
 
 @pytest.fixture
+def store(tmp_path: Path):
+    """A fresh SQLite store of the test's own (tests that need the commands' default store use helpers.improof's)."""
+    with Store(tmp_path / "store.db") as s:
+        yield s
+
+
+@pytest.fixture
 def lmb_hard() -> Path:
     if not LMB_HARD.is_file():
         pytest.skip(f"shared data not found at {LMB_HARD}")
     return LMB_HARD
 
 
-def write_items(path: Path, items: list[dict]) -> Path:
-    path.write_text(json.dumps(items, ensure_ascii=False))
-    return path
 
-
-def cli_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(extra)
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-PYTHON = sys.executable

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -33,3 +34,26 @@ def check(
         verdict = check_answer(expected, reply, kind, timeout=timeout, memory_mb=memory_mb, rel_tol=rel_tol,
                                abs_tol=abs_tol)  # fmt: skip
     typer.echo(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2))
+
+
+@answers_app.command("score")
+def score(
+    path: Annotated[Path, typer.Argument(help='A JSON file of labelled pairs: {"pairs": [{"expected", "reply", '
+                                              '"kind"?, "label": true/false/null}]}.')],
+    timeout: Annotated[float, typer.Option(help="Seconds allowed for each check.")] = 5.0,
+    show: Annotated[bool, typer.Option("--show", help="Also list every false positive, false negative and "
+                                       "unjudged pair.")] = False,
+) -> None:
+    """Grade every labelled pair; print the false positives (wrong answers graded right), false negatives and
+    unjudged answers as JSON. Exits with 1 when there is a false positive."""
+    from theorembench.evaluate.answers.corpus import score_corpus
+
+    with user_errors():
+        result = score_corpus(path, timeout=timeout)
+    doc = result.summary()
+    if show:
+        doc.update(false_positive_pairs=result.false_positives, false_negative_pairs=result.false_negatives,
+                   unjudged_pairs=result.unjudged)  # fmt: skip
+    typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+    if result.false_positives:
+        raise typer.Exit(1)

@@ -15,6 +15,7 @@ from theorembench.cli.improof import improof_app
 from theorembench.cli.lmb import lmb_app
 from theorembench.cli.local import local_app
 from theorembench.cli.papers import papers_app
+from theorembench.cli.release import release_app
 from theorembench.cli.report import prices, report
 from theorembench.cli.sandbox import sandbox_app
 from theorembench.cli.store import store_app
@@ -36,6 +37,7 @@ app.add_typer(answers_app, name="answers")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(eternal_app, name="eternal")
 app.add_typer(improof_app, name="improof")
+app.add_typer(release_app, name="release")
 app.command()(demo)
 app.command()(report)
 app.command()(prices)

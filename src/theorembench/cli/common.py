@@ -26,12 +26,14 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from theorembench.common.errors import UserError
+from theorembench.common.errors import InvalidSetting, UserError
 from theorembench.store import Store, StoreError, open_store
 from theorembench.store.use import use_store
 
-out = Console()
-err = Console(stderr=True)
+# Lines are never wrapped (soft_wrap): a path or an id printed by a command stays whole when piped or copied;
+# tables still fit the terminal's width.
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 T = TypeVar("T")
 
@@ -68,11 +70,24 @@ def opened_store(db: str | Path | None) -> Iterator[Store]:
         yield st
 
 
+# the services' names of settings whose option is spelled otherwise (the rest: ``--`` and dashes for underscores)
+OPTIONS = {"memory_mb": "--memory", "paper_ids": "--paper", "samples_per_item": "--n", "user_template_file":
+           "--user-template", "system_prompt_file": "--system-prompt", "stacks_or_papers": "--stacks/--paper", "month_or_papers": "--month/--paper",
+           "problem_ids": "--problem", "suite": "--suite", "latex.check=false": "--no-latex-check, or check = false under [latex]",
+           "msc": "--msc"}  # fmt: skip
+
+
+def option_of(setting: str) -> str:
+    return OPTIONS.get(setting, "--" + setting.replace("_", "-"))
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn a service's ``UserError`` (bad input, settings or model) into one error line and its exit code."""
     try:
         yield
+    except InvalidSetting as exc:  # the service's word for a setting, shown as the option that sets it
+        raise fail(exc.naming(option_of(exc.setting)), exc.exit_code) from None
     except UserError as exc:
         raise fail(str(exc), exc.exit_code) from None
     except StoreError as exc:
@@ -100,3 +115,20 @@ def progress(label: str | None, *texts: str, remaining: bool = False) -> Progres
         columns.append(TimeRemainingColumn())
     return Progress(*columns, console=err, transient=False,
                     disable=not err.is_terminal and os.environ.get("THEOREMBENCH_PROGRESS") != "1")  # fmt: skip
+
+
+def cost_table(costs: list[dict[str, Any]], *, title: str = "model calls and cost per stage") -> Any:
+    """The cost table of a build (one row shape for every method, see ``pipeline.build_report``)."""
+    from rich.table import Table
+
+    unit = next((row.get("unit") for row in costs if row.get("unit")), "output")
+    table = Table(title=f"{title}; /u: per {unit}", title_justify="left")
+    for col in ("stage", "calls", "in tok", "out tok", "cost", "calls/u", "tok/u", "cost/u"):
+        table.add_column(col, justify="left" if col == "stage" else "right", no_wrap=col == "stage")
+    for row in costs:
+        per, tokens, cost = row["calls_per_output"], row["tokens_per_output"], row["cost_per_output"]
+        table.add_row(row["stage"], str(row["calls"]), str(row["prompt_tokens"]), str(row["completion_tokens"]),
+                      "n/a" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}",
+                      "-" if per is None else f"{per:.1f}", "-" if tokens is None else f"{tokens:.0f}",
+                      "-" if cost is None else f"${cost:.4f}")  # fmt: skip
+    return table

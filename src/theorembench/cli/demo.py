@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from theorembench.cli.common import DbOption, opened_store, out
+from theorembench.cli.common import DbOption, opened_store, out, user_errors
 from theorembench.cli.eternal_build import run_eternal_build
 from theorembench.cli.eternal_eval import eternal_eval
 from theorembench.cli.eval import run_mcq_command
@@ -18,44 +17,18 @@ from theorembench.cli.improof_eval import print_results as print_improof_results
 from theorembench.cli.improof_stats import print_stats
 from theorembench.cli.lmb import run_lmb_build
 from theorembench.cli.papers import extract_with_progress, summary_line
-
-DEMO_MONTH = "2026-11"
-# The embedded model writes poor questions: the demo lowers the thresholds that would
-# reject them all, so that every stage runs. Real builds use the defaults.
-DEMO_OVERRIDES = {
-    "generation.max_tokens": 700, "generation.variants": 2, "generation.red_flag_checks": False, "filters.rubric_min": 0, "filters.stem_only": False,
-    "surface.min_length_ratio": 0.0, "surface.max_length_ratio": 100.0, "surface.max_latex_density_gap": 1.0,
-    "surface.revisions": 0, "latex.repairs": 1, "context.full_context_chars": 2000,
-}  # fmt: skip
-# Proof2Hybrid on the same papers with one judge and few calls per seed: the tiny model judges
-# nearly everything correct, so the bounds are opened to let every stage run. Real builds use
-# the paper's values (`theorembench hybrid config`).
-HYBRID_OVERRIDES = {
-    "seed_filter.n1": 1, "seed_filter.k1": 1, "distractors.n2": 2, "distractors.k2": 1,
-    "distractor_filter.n3": 1, "distractor_filter.k3": 0, "distractor_filter.k4": 1,
-    "distractor_filter.enforce_bounds": False, "questions.m": 1, "questions.n": 3,
-    "generation.max_tokens": 400, "generation.max_seeds": 6,
-}  # fmt: skip
-# EternalMath on the same papers: two templates a paper, short replies, one small batch of
-# instances. The embedded model's templates rarely survive the cross-check (an honest outcome),
-# so the demo also instantiates the template shipped for the derangements paper.
-ETERNAL_OVERRIDES = {
-    "templates.per_paper": 2, "templates.paper_chars": 4000, "generation.max_tokens": 700,
-    "translation.repair_rounds": 0, "execution.instances_per_template": 3,
-}  # fmt: skip
-ETERNAL_SHIPPED_INSTANCES = 5
-# IMProofBench with small budgets: the tiny model rarely calls a tool or `submit`, so its
-# agentic stages end on their budgets; the single-turn mode (App. I.1) gets boxed answers.
-IMPROOF_BUDGETS = {"main_tokens": 400, "sub_tokens": 160}
-IMPROOF_REPLY_TOKENS = 160  # per model call, so a stage ends within a few calls
+from theorembench.sandbox import require_isolation
+from theorembench.sandbox import summary_line as sandbox_summary
+from theorembench.suite.demo import DEMO_MODEL, DemoSettings, instantiate_shipped_template, shipped_file
 
 
 def demo(
-    model: Annotated[str, typer.Option("--model", "-m", help="Model for every stage and for the evaluation.")] = "local/smollm2",
+    model: Annotated[str, typer.Option("--model", "-m", help="Model for every stage and for the evaluation.")] = DEMO_MODEL,
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the splits, results, log and report go.")] = Path("demo-output"),
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Max completion tokens per evaluation answer.")] = 384,
+    accept_weak_isolation: Annotated[bool, typer.Option("--accept-weak-isolation", help="Run EternalMath's generated code and IMProofBench's tools even below full sandbox isolation (rlimits only; recorded in their results). Without it the demo refuses to start there: see `theorembench sandbox check`.")] = False,
     db: DbOption = None,
-) -> None:
+) -> None:  # fmt: skip
     """The main job, offline on the embedded model: sample papers -> LiveMathematicianBench and Proof2Hybrid
     questions, EternalMath instances -> evaluation -> reports; IMProofBench's sample problems -> agentic and
     single-turn evaluation -> auto-grades -> statistics."""
@@ -67,11 +40,15 @@ def demo(
     out.print(f"[bold]theorembench demo[/] with {escape(model)}: LiveMathematicianBench, Proof2Hybrid, EternalMath "
               "and IMProofBench, offline.")  # fmt: skip
     out.print("The embedded model is tiny and gets mathematics wrong: this shows the machinery, not a score.\n")
+    settings = DemoSettings(model=model, out_dir=out_dir, max_tokens=max_tokens)
+    accept = accept_weak_isolation or None
+    with user_errors():  # the demo runs generated code and tools: refuse below full isolation before any work
+        isolation = require_isolation(accept, purpose="the demo's EternalMath validation and IMProofBench tools")
+    out.print(f"sandbox isolation: {sandbox_summary(isolation)}\n", markup=False)
 
     # 1. papers -> main theorems (the rule path finds them; no model needed)
-    papers_root = resources.files("theorembench.data").joinpath("papers")
     ids = []
-    with opened_store(db) as st, resources.as_file(papers_root) as root:
+    with opened_store(db) as st, shipped_file("papers") as root:
         repo = PaperRepo(st)
         folders = sorted(p for p in Path(root).iterdir() if p.is_dir())
         out.print(f"[bold]1. papers[/]: {len(folders)} sample papers shipped with theorembench")
@@ -85,31 +62,31 @@ def demo(
 
     # 2. theorems -> questions (all stages, lowered thresholds)
     out.print(f"\n[bold]2. questions[/]: sketch, taxonomy, stem, distractors, LaTeX check, rubric, calibration ({escape(model)})")
-    result = run_lmb_build(month=DEMO_MONTH, db=db, generator=model, judges=[model], calibrator=model, papers=ids,
-                           out_dir=out_dir / "lmb", overrides=DEMO_OVERRIDES, concurrency=1)  # fmt: skip
+    result = run_lmb_build(month=settings.month, db=db, generator=model, judges=[model], calibrator=model, papers=ids,
+                           out_dir=out_dir / "lmb", overrides=dict(settings.lmb), concurrency=settings.concurrency)  # fmt: skip
 
     # 3. evaluation on what was built (the hard split, or the full one when calibration kept nothing)
     split = result.files["hard"] if result.funnel["hard"] else result.files["full"]
-    if not result.funnel["generated"]:
-        out.print("the embedded model produced no usable item; evaluating the shipped sample items instead")
-        split_res = resources.files("theorembench.data").joinpath("demo_mcq.json")
-        with resources.as_file(split_res) as path:
-            split = Path(path)
-    out.print(f"\n[bold]3. evaluation[/]: {escape(model)} on {escape(str(split))}")
-    run = run_mcq_command(
-        split, model=model, db=db, out_path=out_dir / "results.json", max_tokens=max_tokens,
-        temperature=0.0, max_connections=1, log_dir=out_dir / "logs", resume=True,
-    )  # fmt: skip
-    report = write_report(run.output, out_dir, json_path=str(run.out_path), log_path=str(run.log_path))
+    with shipped_file("demo_mcq.json") as shipped_items:
+        if not result.funnel["generated"]:
+            out.print("the embedded model produced no usable item; evaluating the shipped sample items instead")
+            split = shipped_items
+        out.print(f"\n[bold]3. evaluation[/]: {escape(model)} on {escape(str(split))}")
+        run = run_mcq_command(
+            split, model=model, db=db, out_path=out_dir / "results.json", max_tokens=max_tokens,
+            temperature=0.0, max_connections=settings.concurrency, log_dir=out_dir / "logs", resume=True,
+        )  # fmt: skip
+    report = write_report(run.results, out_dir, json_path=str(run.path), log_path=str(run.log))
     out.print(f"report: {report} (with SVG charts beside it)", markup=False)
 
     # 4. Proof2Hybrid on the same papers: seeds -> judged seeds -> distractors -> m-out-of-n questions -> eval
     out.print(f"\n[bold]4. Proof2Hybrid[/]: lemma-proof seeds from the same papers, judged, with distractors "
               f"({escape(model)})")  # fmt: skip
     summary = run_hybrid_build(db=db, papers=ids, generators=[model], judges=[model], out_dir=out_dir / "hybrid",
-                               overrides=HYBRID_OVERRIDES, concurrency=1)  # fmt: skip
+                               overrides=dict(settings.hybrid), concurrency=settings.concurrency)  # fmt: skip
     if summary["funnel"]["questions"]:
-        run_hybrid_eval(out_dir / "hybrid", model=model, mode="both", max_tokens=max_tokens, max_connections=1,
+        run_hybrid_eval(out_dir / "hybrid", model=model, mode="both", max_tokens=max_tokens,
+                        max_connections=settings.concurrency,
                         out_path=out_dir / "hybrid_results.json", log_dir=out_dir / "logs", db=db)  # fmt: skip
     else:
         out.print("the embedded model's judges kept too few seeds or distractors for a question; nothing to evaluate")
@@ -117,20 +94,22 @@ def demo(
     # 5. EternalMath: templates from the papers, verified in the sandbox, plus the shipped template; then evaluation
     out.print(f"\n[bold]5. EternalMath[/]: MSC classes, computability, templates, code, sandboxed validation "
               f"({escape(model)})")  # fmt: skip
-    run_eternal_demo(ids, model=model, out_dir=out_dir / "eternal", max_tokens=max_tokens, db=db)
+    run_eternal_demo(ids, model=model, out_dir=out_dir / "eternal", max_tokens=max_tokens, db=db, accept=accept)
 
     # 6. IMProofBench: the shipped problems, staged conversations with tools in the sandbox, auto-grades, statistics
     out.print(f"\n[bold]6. IMProofBench[/]: sample problems, main question then subquestions, python in the sandbox, "
               f"token budgets ({escape(model)})")  # fmt: skip
-    run_improof_demo(model=model, out_dir=out_dir / "improof", db=db)
+    run_improof_demo(model=model, out_dir=out_dir / "improof", db=db, accept=accept)
 
     # 7. the platform: the same problems and answers, ready for blind grading in the browser
     out.print("\n[bold]7. IMProofBench platform[/]: the problems and the embedded model's answers, ready to grade")
     run_platform_demo(out_dir=out_dir / "improof", db=db)
 
 
-def run_improof_demo(*, model: str, out_dir: Path, db: str | None) -> None:
+def run_improof_demo(*, model: str, out_dir: Path, db: str | None, accept: bool | None = None) -> None:
     """Import the shipped problems, evaluate ``model`` agentic and single-turn, auto-grade, print the statistics."""
+    settings = DemoSettings(model=model)
+    budgets = dict(settings.improof_budgets)
     from theorembench.methods.improof.catalog import import_demo_problems
     from theorembench.methods.improof.harness import run_improof_eval
     from theorembench.methods.improof.stats_load import improof_stats
@@ -138,13 +117,14 @@ def run_improof_demo(*, model: str, out_dir: Path, db: str | None) -> None:
     with opened_store(db) as st:
         ids = import_demo_problems(st)
         out.print(f"problems: {', '.join(ids)}", markup=False)
-        for mode, tools in (("agentic", "python"), ("single-turn", None)):
-            out.print(f"{mode}: budgets {IMPROOF_BUDGETS['main_tokens']} tokens for the main question, "
-                      f"{IMPROOF_BUDGETS['sub_tokens']} for each subquestion", markup=False)  # fmt: skip
+        for mode, tools in settings.improof_modes:
+            out.print(f"{mode}: budgets {budgets['main_tokens']} tokens for the main question, "
+                      f"{budgets['sub_tokens']} for each subquestion", markup=False)  # fmt: skip
             result = run_improof_eval(st, model, problem_ids=ids, tools=tools, mode=mode, out_dir=out_dir,
-                                      log_dir=out_dir.parent / "logs", tool_timeout_s=60, tool_memory_mb=2048,
-                                      max_connections=1, generate={"max_tokens": IMPROOF_REPLY_TOKENS},
-                                      **IMPROOF_BUDGETS)  # fmt: skip
+                                      log_dir=out_dir.parent / "logs", tool_timeout_s=settings.improof_tool_timeout_s,
+                                      tool_memory_mb=settings.improof_tool_memory_mb,
+                                      max_connections=settings.concurrency, generate=settings.improof_generate(),
+                                      accept_weak_isolation=accept, **budgets)  # fmt: skip
             print_improof_results(result.results)
         stats = improof_stats(st, run_ids=None, models=None, out_dir=out_dir / "stats")
     print_stats(stats.doc)
@@ -174,27 +154,26 @@ def run_platform_demo(*, out_dir: Path, db: str | None) -> None:
     out.print(f"   grader {seeded.grader[0]}  password {seeded.grader[1]}  (also in {accounts})", markup=False)
 
 
-def run_eternal_demo(paper_ids: list[str], *, model: str, out_dir: Path, max_tokens: int, db: str | None) -> None:
+def run_eternal_demo(paper_ids: list[str], *, model: str, out_dir: Path, max_tokens: int, db: str | None,
+                     accept: bool | None = None) -> None:  # fmt: skip
     """Build from the papers, instantiate the shipped derangements template, evaluate ``model`` on all instances."""
     from theorembench.common.outputs import write_jsonl
-    from theorembench.methods.eternal.instantiate import instantiate_templates, write_outputs
-    from theorembench.methods.eternal.template import load_templates
 
+    settings = DemoSettings(model=model, out_dir=out_dir.parent, max_tokens=max_tokens)
     built = run_eternal_build(db=db, paper_ids=paper_ids, generator=model, judge=model, out_dir=out_dir,
-                              overrides=ETERNAL_OVERRIDES, concurrency=1)  # fmt: skip
-    shipped = resources.files("theorembench.data").joinpath("eternal", "derangements.json")
-    with resources.as_file(shipped) as path:
-        templates = load_templates(Path(path))
-    result = instantiate_templates(templates, ETERNAL_SHIPPED_INSTANCES, 0)
-    write_outputs(result, out_dir / "shipped")
+                              overrides=dict(settings.eternal), concurrency=settings.concurrency,
+                              accept_weak_isolation=accept)  # fmt: skip
+    with user_errors():
+        result, isolation = instantiate_shipped_template(settings, out_dir / "shipped", accept=accept)
     out.print(f"shipped template (derangements): {len(result.instances)} instances verified in the sandbox "
-              f"(isolation: {' '.join(result.isolation)})", markup=False)  # fmt: skip
+              f"(isolation: {sandbox_summary(isolation)})", markup=False)  # fmt: skip
     instances = [*_read_jsonl(Path(built.files["instances"])), *result.instances]
     combined = out_dir / "demo_instances.jsonl"
     write_jsonl(combined, instances)
     out.print(f"evaluating {escape(model)} on {len(instances)} EternalMath instances")
     eternal_eval(combined, model=model, n=1, judge=None, out_dir=out_dir / "eval", max_tokens=max_tokens,
-                 temperature=0.0, seed=None, max_connections=1, log_dir=out_dir.parent / "logs", db=db)  # fmt: skip
+                 temperature=0.0, seed=None, max_connections=settings.concurrency, log_dir=out_dir.parent / "logs",
+                 db=db)  # fmt: skip
 
 
 def _read_jsonl(path: Path) -> list[dict]:

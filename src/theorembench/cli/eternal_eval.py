@@ -22,6 +22,9 @@ MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Cap on each
 Temperature = Annotated[float | None, typer.Option("--temperature", help="Sampling temperature (default: the provider's).")]
 Seed = Annotated[int | None, typer.Option("--seed", help="Sampling seed; sample k uses seed + k.")]
 Connections = Annotated[int | None, typer.Option("--max-connections", help="Concurrent requests per model.")]
+Effort = Annotated[str | None, typer.Option("--reasoning-effort", help="Reasoning effort of every model: none, minimal, low, medium, high or xhigh (a model named model@high gets its own).")]
+Budget = Annotated[int | None, typer.Option("--thinking-budget", help="Tokens a model may spend thinking (Anthropic, Google).")]
+Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds each request attempt may take (default: the provider client's).")]
 
 
 def _bar(label: str) -> tuple[Any, Any]:
@@ -37,14 +40,18 @@ def _bar(label: str) -> tuple[Any, Any]:
 @eternal_app.command("calibrate")
 def eternal_calibrate(
     file: Annotated[Path, typer.Argument(help="instances.jsonl (from `eternal instantiate` or `eternal build`).")],
-    suite: Annotated[list[str], typer.Option("--suite", help="A model of the calibration suite (repeat: the paper uses five).")],
+    suite: Annotated[list[str], typer.Option("--suite", help="A model of the calibration suite (repeat: the paper uses five); model@high or model@xhigh runs it at that reasoning effort, as the paper's GPT-5.1-high.")],
     trials: Annotated[int, typer.Option("--trials", help="Answers per model per instance (K).")] = 3,
     rule: Annotated[str, typer.Option("--rule", help="When a model counts as correct: majority (more than half of its K trials), any, all or at_least:k.")] = "majority",
+    exclude: Annotated[str, typer.Option("--exclude", help="all_trials (the paper: drop an instance every model answered right in every trial) or rule (drop one every model gets right by --rule: also drops an instance one model missed once).")] = "all_trials",
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for calibrated.jsonl, excluded.jsonl, trials.jsonl, calibration.json.")] = Path("eternal_calibration"),
     max_tokens: MaxTokens = None,
     temperature: Temperature = None,
     seed: Seed = None,
     max_connections: Connections = None,
+    reasoning_effort: Effort = None,
+    thinking_budget: Budget = None,
+    timeout: Timeout = None,
     db: DbOption = None,
 ) -> None:
     """Answer every instance K times with every suite model, exclude those all solve, tier the rest (resumable)."""
@@ -52,8 +59,10 @@ def eternal_calibrate(
 
     bar, update = _bar("eternal calibrate")
     with opened_store(db) as st, bar:
-        result = calibrate(st, file, suite, trials, rule=rule, out_dir=out_dir, progress=update, max_tokens=max_tokens,
-                           temperature=temperature, seed=seed, max_connections=max_connections)  # fmt: skip
+        result = calibrate(st, file, suite, trials, rule=rule, exclusion=exclude, out_dir=out_dir, progress=update,
+                           max_tokens=max_tokens, temperature=temperature, seed=seed, max_connections=max_connections,
+                           reasoning_effort=reasoning_effort, thinking_budget=thinking_budget,
+                           timeout=timeout)  # fmt: skip
     s = result.summary
     ranges = s["thresholds"]
     table = Table("tier", "models correct", "instances", "share", title=plain(
@@ -62,16 +71,22 @@ def eternal_calibrate(
         row = s["table"]["tiers"][tier]
         share = "" if row["share"] is None else f"{100 * row['share']:.1f}%"
         table.add_row(tier, _span(ranges[tier]), str(row["n"]), share)
-    table.add_row("excluded", _span(ranges["excluded"]), str(s["table"]["excluded"]), "(solved by every model)")
+    short = {"all_trials": "(all trials right)", "rule": "(all correct by the rule)"}.get(s["exclusion"], "")
+    table.add_row("excluded", _span(ranges["excluded"]), str(s["table"]["excluded"]), short)
     out.print(table)
+    out.print(plain(f"excluded: {s['excluded_because']}"))
     models = Table("model", "trials answered", "trials correct", "instances correct", title="per model",
                    title_justify="left")  # fmt: skip
     for name, m in s["per_model"].items():
         models.add_row(plain(name), str(m["trials"]), str(m["correct_trials"]), str(m["instances_correct"]))
     out.print(models)
-    if result.failed_trials:
-        out.print(f"{result.failed_trials} trials failed (model calls failed; not outcomes): {len(result.pending)} "
-                  "instances pending. Run the same command again to retry them.")  # fmt: skip
+    refused = result.summary.get("refused_trials", 0)
+    if refused:
+        out.print(f"{refused} trials were refused for good (a client error such as a too long prompt): counted as "
+                  "not correct.")  # fmt: skip
+    if result.failed_trials - refused:
+        out.print(f"{result.failed_trials - refused} trials failed transiently (not outcomes yet): "
+                  f"{len(result.pending)} instances pending. Run the same command again to retry them.")  # fmt: skip
     out.print(plain(f"model calls: {result.calls_made} made, {result.cache_hits} from the cache"))
     out.print(plain(f"calibrated: {result.files['calibrated']} (+ excluded.jsonl, trials.jsonl, calibration.json)"))
 
@@ -85,7 +100,7 @@ def _span(values: list[int]) -> str:
 @eternal_app.command("eval")
 def eternal_eval(
     file: Annotated[Path, typer.Argument(help="calibrated.jsonl (or any instances file; no tier: untiered).")],
-    model: Annotated[str, typer.Option("--model", "-m", help="Model to evaluate.")],
+    model: Annotated[str, typer.Option("--model", "-m", help="Model to evaluate; model@xhigh runs it at that reasoning effort (the paper's GPT-5.2-xhigh).")],
     n: Annotated[int, typer.Option("--n", help="Samples per instance (n > 1: mean@n with a bootstrap interval).")] = 1,
     judge: Annotated[str | None, typer.Option("--judge", help="Judge model that labels each wrong answer with the Table 4 error categories.")] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for results_<model>.json and report.md (shared by models).")] = Path("eternal_eval"),
@@ -94,6 +109,10 @@ def eternal_eval(
     seed: Seed = None,
     max_connections: Connections = None,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Inspect log folder (default ./logs).")] = None,
+    reasoning_effort: Effort = None,
+    thinking_budget: Budget = None,
+    timeout: Timeout = None,
+    corpus: Annotated[list[Path] | None, typer.Option("--corpus", help="Known problems (one a line, or JSONL) the instances' originality is measured against, for the radar's D6 (repeatable).")] = None,
     db: DbOption = None,
 ) -> None:
     """Score a model by final answers: accuracy per tier and MSC class with 95% intervals; taxonomy; report."""
@@ -103,10 +122,12 @@ def eternal_eval(
     with opened_store(db) as st, bar:
         result = evaluate_eternal(st, file, model, n=n, judge=judge, out_dir=out_dir, max_tokens=max_tokens,
                                   temperature=temperature, seed=seed, max_connections=max_connections,
-                                  log_dir=log_dir, progress=update)  # fmt: skip
+                                  log_dir=log_dir, progress=update, reasoning_effort=reasoning_effort,
+                                  thinking_budget=thinking_budget, timeout=timeout,
+                                  corpora=[str(c) for c in corpus or []])  # fmt: skip
     print_results(result.results)
     out.print(plain(f"results: {result.path}"))
-    out.print(plain(f"report: {result.report}"))
+    out.print(plain(f"report: {result.files['report']}"))
     if result.log:
         out.print(plain(f"inspect log: {result.log}"))
 
@@ -128,8 +149,9 @@ def print_results(doc: dict[str, Any]) -> None:
         msc.add_row(plain(code), cell(b))
     out.print(msc)
     if s["failed_samples"]:
-        out.print(f"{s['failed_samples']} samples failed (model calls failed; left out of every n): run again to "
-                  "retry them.")  # fmt: skip
+        out.print(f"{s['failed_samples']} samples have no answer and count as not correct: {s['errors']} refused for "
+                  f"good (errors), {s.get('pending', 0)} failed transiently (run again to ask those again). Over "
+                  f"answered samples only (secondary): {cell(s['answered_only'])}")  # fmt: skip
     t = doc.get("taxonomy") or {}
     if t.get("labelled"):
         tax = Table("error category", "responses", title=plain(f"error taxonomy ({t['labelled']} of {t['failures']} "

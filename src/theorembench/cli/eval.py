@@ -14,7 +14,7 @@ eval_app = typer.Typer(help="Evaluate a model on a benchmark file.", no_args_is_
 
 def run_mcq_command(file: Path, *, db: str | Path | None, quiet: bool = False, **options: Any) -> Any:
     """``evaluate_mcq`` with a progress bar, the summary table and the paths of what it wrote."""
-    from theorembench.evaluate.mcq.service import evaluate_mcq
+    from theorembench.evaluate.mcq.service import MCQOptions, evaluate_mcq
     from theorembench.report.tables import print_summary
 
     bar = progress(None, "acc {task.fields[acc]}", "err {task.fields[errors]}", remaining=True)
@@ -36,15 +36,19 @@ def run_mcq_command(file: Path, *, db: str | Path | None, quiet: bool = False, *
 
     try:
         with user_errors(), bar:
-            run = evaluate_mcq(file, db=db, on_start=on_start, on_item=on_item, **options)
+            model = options.pop("model")
+            run = evaluate_mcq(file, model=model, options=MCQOptions(**options), db=db, on_start=on_start,
+                               on_item=on_item)  # fmt: skip
     except KeyboardInterrupt:
         err.print("interrupted; rerun the same command with --resume to continue")
         raise typer.Exit(130) from None
     if not quiet:
-        print_summary(run.output, out)
-        out.print(f"results: {run.out_path}", markup=False)
-        if run.log_path:
-            out.print(f"inspect log: {run.log_path}  (inspect view --log-dir {run.log_path.parent})", markup=False)
+        print_summary(run.results, out)
+        out.print(f"results: {run.path}", markup=False)
+        if "released" in run.files:
+            out.print(f"results as the released scripts write them: {run.files['released']}", markup=False)
+        if run.log:
+            out.print(f"inspect log: {run.log}  (inspect view --log-dir {run.log.parent})", markup=False)
     return run
 
 
@@ -76,6 +80,8 @@ def eval_mcq(
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where the Inspect log goes (default ./logs or $INSPECT_LOG_DIR).")] = None,
     no_log: Annotated[bool, typer.Option("--no-log", help="Do not write an Inspect log.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the model even when this exact call is cached.")] = False,
+    results_flavour: Annotated[str, typer.Option("--results-flavour", help="'theorembench' (default: the released layout plus intervals, errors, costs) or 'released': the file exactly as the authors' scripts write it (theorem_type \"all\", score from mcq.meta.score, samples null at n=1, date as MMDD_HHMMSS), ours beside it as .theorembench.json.")] = "theorembench",
+    token_parameter: Annotated[str, typer.Option("--token-parameter", help="How the token limit is named in the request: max_tokens (default) or max_completion_tokens (as the released Azure script sends; reasoning models on Azure refuse max_tokens).")] = "max_tokens",
     db: DbOption = None,
 ) -> None:
     """Evaluate a model on multiple-choice items with the released LiveMathematicianBench protocol.
@@ -90,6 +96,7 @@ def eval_mcq(
         timeout=timeout, max_retries=max_retries, prompt_style=prompt_style, system_prompt_file=system_prompt,
         user_template_file=user_template, preset=preset, base_url=base_url, model_revision=model_revision,
         api_key=api_key, log_dir=log_dir, write_log=not no_log, use_cache=not no_cache,
+        results_flavour=results_flavour, token_parameter=token_parameter,
     )  # fmt: skip
 
 

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, call, err, opened_store, out, plain, progress
+from theorembench.cli.common import DbOption, call, cost_table, err, opened_store, out, plain, progress
 from theorembench.common.outputs import write_jsonl
+from theorembench.common.stats import quote
 
 hybrid_app = typer.Typer(help="Proof2Hybrid: m-out-of-n multiple-judge questions from definitions and proofs.",
                          no_args_is_help=True)  # fmt: skip
@@ -17,12 +18,14 @@ hybrid_app = typer.Typer(help="Proof2Hybrid: m-out-of-n multiple-judge questions
 
 @hybrid_app.command("config")
 def hybrid_config(
-    judges: Annotated[int | None, typer.Option("--judges", min=1, help="Thresholds that fit this many judges (the paper's proportions).")] = None,
+    judges: Annotated[int | None, typer.Option("--judges", min=1, help="Thresholds that fit this many judges in each filter (the paper's proportions).")] = None,
+    seed_judges: Annotated[int | None, typer.Option("--seed-judges", min=1, help="k1 for this many seed-filter judges (m1; default: --judges, else 4).")] = None,
+    distractor_judges: Annotated[int | None, typer.Option("--distractor-judges", min=1, help="n3, k3, k4 for this many distractor-filter judges (m3; default: --judges, else 4).")] = None,
 ) -> None:
-    """Print the default settings (the paper's Table 2 values, which fit 4 judges)."""
+    """Print the default settings (the paper's Table 2 values, which fit 4 judges in each filter)."""
     from theorembench.methods.hybrid.config import config_toml
 
-    print(config_toml(judges), end="")
+    print(config_toml(judges, seed_judges=seed_judges, distractor_judges=distractor_judges), end="")
 
 
 @hybrid_app.command("seeds")
@@ -61,7 +64,9 @@ def hybrid_build(
     chapter: Annotated[list[str] | None, typer.Option("--chapter", help="Only these chapters.")] = None,
     paper: Annotated[list[str] | None, typer.Option("--paper", help="Stored papers to take seeds from.")] = None,
     generator: Annotated[list[str] | None, typer.Option("--generator", help="Distractor models (m2 of them).")] = None,
-    judge: Annotated[list[str] | None, typer.Option("--judge", help="Judge models (m1 = m3 of them).")] = None,
+    judge: Annotated[list[str] | None, typer.Option("--judge", help="Judge models of both filters (m1 = m3 of them, unless set apart below).")] = None,
+    seed_judge: Annotated[list[str] | None, typer.Option("--seed-judge", help="Seed-filter judges (m1 of them), in place of --judge's.")] = None,
+    distractor_judge: Annotated[list[str] | None, typer.Option("--distractor-judge", help="Distractor-filter judges (m3 of them), in place of --judge's.")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="TOML settings (see `theorembench hybrid config`).")] = None,
     max_seeds: Annotated[int | None, typer.Option("--max-seeds", help="Use at most this many seeds, drawn at random with questions.seed (reproducible).")] = None,
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the benchmark goes.")] = Path("hybrid"),
@@ -70,7 +75,8 @@ def hybrid_build(
 ) -> None:
     """Filter seeds, write and filter distractors, and aggregate m-out-of-n questions (resumable)."""
     run_hybrid_build(stacks=stacks, chapters=chapter, papers=paper, generators=generator, judges=judge,
-                     config=config, max_seeds=max_seeds, out_dir=out_dir, concurrency=concurrency, db=db)  # fmt: skip
+                     seed_judges=seed_judge, distractor_judges=distractor_judge, config=config, max_seeds=max_seeds,
+                     out_dir=out_dir, concurrency=concurrency, db=db)  # fmt: skip
 
 
 def run_hybrid_build(*, db: str | Path | None, out_dir: Path = Path("hybrid"), **options: Any) -> dict[str, Any]:
@@ -88,17 +94,15 @@ def run_hybrid_build(*, db: str | Path | None, out_dir: Path = Path("hybrid"), *
             bar.update(task, advance=1, note=f"{key} {status}")
 
     with opened_store(db) as st, bar:
-        summary = build_hybrid(st, out_dir=out_dir, on_seeds=on_seeds, on_step=on_step, **options)
-    f = summary["funnel"]
+        result = build_hybrid(st, out_dir=out_dir, on_seeds=on_seeds, on_step=on_step, **options)
+    summary = result.summary
+    f = result.funnel
     table = Table(*("seeds", "kept seeds", "distractors", "kept distractors", "questions"),
                   title="Proof2Hybrid funnel", title_justify="left")  # fmt: skip
     table.add_row(*(str(f[k]) for k in ("seeds", "kept_seeds", "distractors", "kept_distractors", "questions")))
     out.print(table)
-    pq = summary["per_question"]
-    if f["questions"]:
-        out.print(f"per question: {pq['calls']:.1f} calls, {pq['prompt_tokens']:.0f} prompt + "
-                  f"{pq['completion_tokens']:.0f} completion tokens"
-                  + (f", ${pq['cost_usd']:.4f}" if pq.get("cost_usd") is not None else ""))  # fmt: skip
+    if result.costs:
+        out.print(cost_table(result.costs))
     failed = summary.get("failed_steps") or {}
     if failed:
         counts = ", ".join(f"{len(keys)} {stage}" for stage, keys in failed.items())
@@ -118,49 +122,51 @@ def hybrid_eval(
     max_connections: Annotated[int | None, typer.Option("--max-connections")] = None,
     out_path: Annotated[Path | None, typer.Option("--out", help="Results JSON (default <folder>/results_<model>.json).")] = None,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Inspect log folder (default ./logs).")] = None,
+    perplexity_prefix: Annotated[bool | None, typer.Option("--perplexity-prefix/--no-perplexity-prefix", help="Perplexity scoring: put our own framing sentence (not the paper's; results record it) before every option. Default off, as in the paper, which scores each option on its own.", show_default=False)] = None,
     db: DbOption = None,
 ) -> None:
     """Score a model generation-based (loose and tight) and/or perplexity-based, with 95% intervals and baselines."""
     run_hybrid_eval(folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
-                    max_connections=max_connections, out_path=out_path, log_dir=log_dir, db=db)  # fmt: skip
+                    max_connections=max_connections, out_path=out_path, log_dir=log_dir,
+                    perplexity_prefix=perplexity_prefix, db=db)  # fmt: skip
 
 
 def run_hybrid_eval(folder: Path, *, model: str, mode: str = "both", max_tokens: int | None = None,
                     limit: int | None = None, max_connections: int | None = None, out_path: Path | None = None,
-                    log_dir: Path | None = None, db: str | Path | None = None) -> dict[str, Any]:  # fmt: skip
-    """``evaluate_hybrid`` with its notes on stderr, then the scores with their intervals as a table."""
+                    log_dir: Path | None = None, perplexity_prefix: bool | None = None,
+                    db: str | Path | None = None) -> dict[str, Any]:  # fmt: skip
+    """``evaluate_hybrid`` with its notes on stderr, then the scores with their intervals as a table
+    (``perplexity_prefix`` None: the service's default)."""
     from theorembench.methods.hybrid.service import evaluate_hybrid
 
     def on_note(text: str) -> None:
         err.print(plain(f"note: {text}"), soft_wrap=True)
 
+    given = {} if perplexity_prefix is None else {"perplexity_prefix": perplexity_prefix}
     with opened_store(db) as st:
-        results, path = evaluate_hybrid(st, folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
-                                        max_connections=max_connections, out_path=out_path, log_dir=log_dir,
-                                        on_note=on_note)  # fmt: skip
+        done = evaluate_hybrid(st, folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
+                               max_connections=max_connections, out_path=out_path, log_dir=log_dir,
+                               on_note=on_note, **given)  # fmt: skip
+    results, path = done.results, done.path
     table = Table("metric", "score", "random guess", title=plain(f"Proof2Hybrid: {model}"), title_justify="left")
     if "generation" in results:
         s = results["generation"]["summary"]
         for metric in ("loose", "tight"):
-            shown = _points(s[metric], s["ci95"][metric], s["n"])
-            table.add_row(f"{metric} (m-out-of-n)", shown, f"{s['random_baseline'][metric]:.1f}")
+            table.add_row(f"{metric} (m-out-of-n)", quote(s[metric]), f"{s['random_baseline'][metric]:.1f}%")
+        if s.get("errors"):
+            a = s["answered_only"]
+            out.print(f"generation: {s['errors']} questions without an answer (model calls failed) count as not "
+                      f"correct; over answered questions only (secondary): loose {quote(a['loose'])}, "
+                      f"tight {quote(a['tight'])}")  # fmt: skip
     if "perplexity" in results:
         p = results["perplexity"]["summary"]
-        shown = _points(p["score"] if p["n"] else None, p["ci95"], p["n"])
-        table.add_row("perplexity (weighted, max 100)", shown, f"{p['random_baseline']:.1f}")
+        table.add_row("perplexity (weighted, % of max)", quote(p["estimate"]),
+                      f"{100 * p['random_baseline'] / (p['max_score'] or 100):.1f}%")  # fmt: skip
         if p.get("n_ties") or p.get("n_errors"):
             out.print(f"perplexity: {p.get('n_ties', 0)} tied questions (points split among the tied options), "
-                      f"{p.get('n_errors', 0)} failed (left out; run again to retry)")  # fmt: skip
+                      f"{p.get('n_errors', 0)} failed (0 points each, counted in n; run again to retry)")  # fmt: skip
     elif "perplexity_skipped" in results:
-        table.add_row("perplexity (weighted, max 100)", "skipped (see note)", "")
+        table.add_row("perplexity (weighted, % of max)", "skipped (see note)", "")
     out.print(table)
     out.print(plain(f"results: {path}"))
     return results
-
-
-def _points(score: float | None, ci95: list[float], n: int) -> str:
-    """``61.0 [43.2–76.5] n=29``: a score in points with its 95% interval and sample size."""
-    if score is None:
-        return "n=0"
-    low, high = ci95
-    return f"{score:.1f} [{low:.1f}–{high:.1f}] n={n}"

@@ -71,6 +71,23 @@ def export_cmd(
         out.print(plain(f"wrote {out_file}"))
 
 
+@improof_app.command("export-answers")
+def export_answers_cmd(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for <problem>.md, answers.jsonl and grades_template.csv.")],
+    ids: Annotated[list[str] | None, typer.Option("--problem", help="A problem (repeat; default: every active one).")] = None,
+    db: DbOption = None,
+) -> None:  # fmt: skip
+    """Export the answers for human graders (tiers 1–3, agentic), blind, for grading outside the platform; grades
+    come back with `theorembench improof grades import`."""
+    from theorembench.methods.improof.grader_export import export_for_graders
+
+    with opened_store(db) as st:
+        done = export_for_graders(st, out_dir, ids or None)
+    out.print(plain(f"exported {done.answers} answer(s) of {len(done.problems)} problem(s) to {out_dir}; "
+                    f"{done.left_out} left out (tier 4 or single-turn: not for human graders)"))  # fmt: skip
+    out.print(plain(f"grades template: {done.paths['grades_template.csv']}"))
+
+
 @improof_app.command("list")
 def list_cmd(
     status: Annotated[str | None, typer.Option("--status", help="Only problems in this status.")] = None,

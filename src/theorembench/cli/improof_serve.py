@@ -56,7 +56,7 @@ def admin_create_cmd(
     db: DbOption = None,
 ) -> None:
     """Create a verified administrator (or make an existing account one, with this password)."""
-    from theorembench.store.web import WebRepo
+    from theorembench.store.accounts import AccountRepo
     from theorembench.web.accounts import AccountError, create_admin
 
     if password_stdin:
@@ -67,7 +67,7 @@ def admin_create_cmd(
             raise fail("the two passwords differ")
     with opened_store(db) as st:
         try:
-            user_id = create_admin(WebRepo(st), email, password)
+            user_id = create_admin(AccountRepo(st), email, password)
         except AccountError as exc:
             raise fail(str(exc)) from None
     out.print(plain(f"administrator {email.strip().lower()} ({user_id})"))

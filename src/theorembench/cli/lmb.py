@@ -8,34 +8,19 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, opened_store, out, plain, progress
+from theorembench.cli.common import DbOption, cost_table, opened_store, out, plain, progress
+from theorembench.cli.eval import eval_mcq
 
 lmb_app = typer.Typer(help="LiveMathematicianBench: theorems -> hard multiple-choice questions.", no_args_is_help=True)
 
 
 def funnel_table(result: Any) -> Table:
-    table = Table(title=f"funnel {result.month}", title_justify="left")
+    table = Table(title=f"funnel {result.label}", title_justify="left")
     keys = ("theorems", "generated", "rubric", "stem_nontrivial", "pool", "eligible", "hard")
     for col in keys:
         table.add_column(col.replace("_", "-"), justify="right")
     f = result.funnel
     table.add_row(*(str(f.get(k, "-")) for k in keys))
-    return table
-
-
-def cost_table(result: Any) -> Table:
-    table = Table(title="model calls per stage (and per accepted hard item)", title_justify="left")
-    for col in ("stage", "calls", "prompt tok", "completion tok", "cost", "calls/item", "tokens/item", "cost/item"):
-        table.add_column(col, justify="left" if col == "stage" else "right")
-    for row in result.costs:
-        per = row["calls_per_accepted"]
-        table.add_row(
-            row["stage"], str(row["calls"]), str(row["prompt_tokens"]), str(row["completion_tokens"]),
-            "n/a" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}",
-            "-" if per is None else f"{per:.1f}",
-            "-" if row["tokens_per_accepted"] is None else f"{row['tokens_per_accepted']:.0f}",
-            "-" if row["cost_per_accepted"] is None else f"${row['cost_per_accepted']:.4f}",
-        )  # fmt: skip
     return table
 
 
@@ -53,10 +38,10 @@ def run_lmb_build(*, db: str | Path | None, **options: Any) -> Any:
         bar.update(task, advance=1 if stage != "calibrate" else 0, note=f"{key} {stage} {status}")
 
     with opened_store(db) as st, bar:
-        result = build_lmb(st, on_sources=on_sources, on_stage=on_stage, **options)
+        result = build_lmb(st, on_sources=on_sources, on_step=on_stage, **options)
         bar.update(task, completed=bar.tasks[0].total, note="done")
     out.print(funnel_table(result))
-    out.print(cost_table(result))
+    out.print(cost_table(result.costs, title="model calls per stage"))
     if result.rejections:
         rej = Table("stage", "reason", "items", title="rejections", title_justify="left")
         for stage, reasons in sorted(result.rejections.items()):
@@ -80,17 +65,26 @@ def lmb_build(
     concurrency: Annotated[int, typer.Option("--concurrency", help="Theorems processed at once.")] = 4,
     no_latex_check: Annotated[bool, typer.Option("--no-latex-check", help="Skip the KaTeX and pdflatex check of "
                                                  "every item (items are then stored as not checked).")] = False,
+    layout: Annotated[str | None, typer.Option("--layout", help="flat (default) or released: the authors' "
+                                               "data/<YYYYMM>/hard/qaEval_<YYYYMM>_ge5_hard.json, so their scripts "
+                                               "read the splits as they are.")] = None,
     db: DbOption = None,
 ) -> None:
     """Generate the month's full, ge5 and hard splits (resumable: a rerun pays for no call twice)."""
+    overrides: dict[str, Any] = {"latex.check": False} if no_latex_check else {}
+    if layout is not None:
+        overrides["output.layout"] = layout
     run_lmb_build(month=month, db=db, config=config, generator=generator, judges=judge, calibrator=calibrator,
-                  papers=paper, out_dir=out_dir, concurrency=concurrency,
-                  overrides={"latex.check": False} if no_latex_check else None)  # fmt: skip
+                  papers=paper, out_dir=out_dir, concurrency=concurrency, overrides=overrides or None)  # fmt: skip
+
+
+# the evaluation of LMB items, under its method like every other (`theorembench eval mcq` stays as it was)
+lmb_app.command("eval")(eval_mcq)
 
 
 @lmb_app.command("config")
 def lmb_config() -> None:
     """Print the default settings file (the paper's values), to copy and edit."""
-    from theorembench.methods.lmb.config import DEFAULT_TOML
+    from theorembench.methods.lmb.config import config_toml
 
-    print(DEFAULT_TOML, end="")
+    print(config_toml(), end="")

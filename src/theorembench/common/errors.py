@@ -14,6 +14,23 @@ class UserError(Exception):
     exit_code = 2
 
 
+class InvalidSetting(UserError):
+    """A setting a service was given is out of bounds: named by the service's own word for it (``n``,
+    ``max_tokens``, ``month``, ``latex.check=false`` for a value that would help), which the command line
+    turns into the option that sets it.
+
+    The message is ``"<setting> <problem>"``, or ``template`` with ``{setting}`` where the setting is named.
+    """
+
+    def __init__(self, setting: str, problem: str = "", *, template: str | None = None):
+        self.setting, self.problem, self.template = setting, problem, template
+        super().__init__(self.naming(setting.replace("=", " = ")))
+
+    def naming(self, setting: str) -> str:
+        """The message with the setting called ``setting`` (the service's word, or the option that sets it)."""
+        return self.template.replace("{setting}", setting) if self.template else f"{setting} {self.problem}"
+
+
 class ServiceError(UserError):
     """A service the command needs failed (arXiv, the embedded model server): worth retrying later."""
 

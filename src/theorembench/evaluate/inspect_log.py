@@ -25,7 +25,7 @@ class LogSample:
     target: str
     completion: str
     reasoning: str | None
-    score_value: str  # "C" correct, "I" incorrect (ignored when ``error`` is set)
+    score_value: str | float  # "C" correct, "I" incorrect, or a graded score in [0, 1] (ignored when ``error`` is set)
     answer: str | None
     explanation: str
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -38,6 +38,40 @@ class LogSample:
 
 def default_log_dir() -> Path:
     return Path(os.environ.get("INSPECT_LOG_DIR", "logs"))
+
+
+def _eval_sample(s: LogSample, model: str, scorer: str) -> tuple[Any, Any]:
+    """One sample as Inspect writes it (an errored one carries no score), and its model usage."""
+    from inspect_ai.log import EvalError, EvalSample
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageSystem,
+        ChatMessageUser,
+        ContentReasoning,
+        ContentText,
+        ModelOutput,
+        ModelUsage,
+    )
+    from inspect_ai.scorer import Score
+
+    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser}
+    msgs: list[Any] = [kinds[m["role"]](content=m["content"]) for m in s.messages]
+    content: list[Any] = [ContentReasoning(reasoning=s.reasoning)] if s.reasoning else []
+    content.append(ContentText(text=s.completion))
+    msgs.append(ChatMessageAssistant(content=content, model=model))
+    usage = ModelUsage(input_tokens=s.prompt_tokens, output_tokens=s.completion_tokens,
+                       total_tokens=s.prompt_tokens + s.completion_tokens,
+                       reasoning_tokens=s.reasoning_tokens or None)  # fmt: skip
+    output = ModelOutput.from_content(model=model, content=s.completion)
+    output.usage = usage
+    sample = EvalSample(
+        id=s.id, epoch=s.epoch, input=list(msgs[:-1]), target=s.target, messages=msgs, output=output,
+        scores=None if s.error else {scorer: Score(value=s.score_value, answer=s.answer or "",
+                                                   explanation=s.explanation)},
+        metadata=s.metadata, model_usage={model: usage}, total_time=s.total_time,
+        error=EvalError(message=s.error, traceback="", traceback_ansi="") if s.error else None,
+    )  # fmt: skip
+    return sample, usage
 
 
 def write_inspect_log(
@@ -57,65 +91,22 @@ def write_inspect_log(
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
-        EvalError,
         EvalLog,
         EvalMetric,
         EvalResults,
-        EvalSample,
         EvalScore,
         EvalSpec,
         EvalStats,
         write_eval_log,
     )
-    from inspect_ai.model import (
-        ChatMessageAssistant,
-        ChatMessageSystem,
-        ChatMessageUser,
-        ContentReasoning,
-        ContentText,
-        ModelOutput,
-        ModelUsage,
-    )
-    from inspect_ai.scorer import Score
+    from inspect_ai.model import ModelUsage
 
-    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser}
     eval_samples = []
     usage_total = ModelUsage()
     for s in samples:
-        msgs: list[Any] = [kinds[m["role"]](content=m["content"]) for m in s.messages]
-        content: list[Any] = []
-        if s.reasoning:
-            content.append(ContentReasoning(reasoning=s.reasoning))
-        content.append(ContentText(text=s.completion))
-        msgs.append(ChatMessageAssistant(content=content, model=model))
-        usage = ModelUsage(
-            input_tokens=s.prompt_tokens,
-            output_tokens=s.completion_tokens,
-            total_tokens=s.prompt_tokens + s.completion_tokens,
-            reasoning_tokens=s.reasoning_tokens or None,
-        )
+        sample, usage = _eval_sample(s, model, scorer)
+        eval_samples.append(sample)
         usage_total = usage_total + usage
-        output = ModelOutput.from_content(model=model, content=s.completion)
-        output.usage = usage
-        eval_samples.append(
-            EvalSample(
-                id=s.id,
-                epoch=s.epoch,
-                input=[m for m in msgs[:-1]],
-                target=s.target,
-                messages=msgs,
-                output=output,
-                scores=None if s.error else {
-                    scorer: Score(
-                        value=s.score_value, answer=s.answer or "", explanation=s.explanation
-                    )
-                },
-                metadata=s.metadata,
-                model_usage={model: usage},
-                total_time=s.total_time,
-                error=EvalError(message=s.error, traceback="", traceback_ansi="") if s.error else None,
-            )
-        )
     now = datetime.now(UTC)
     spec = EvalSpec(
         run_id=run_id,

@@ -260,10 +260,6 @@ _MAX_TOKENS = 2_000_000  # total tokens an expansion may produce
 _MAX_DELIMITED_UNITS = 20_000  # how far a delimited argument may reach
 
 
-def _is_ws(tok: str) -> bool:
-    return tok[0].isspace()
-
-
 def _is_par(tok: str) -> bool:
     return tok == "\\par" or (tok[0].isspace() and tok.count("\n") >= 2)
 

@@ -24,7 +24,10 @@ REMARK_LIKE = (
     "setup", "setting", "terminology", "warning", "caution", "discussion", "acknowledg",
     "history", "slogan", "reference", "fact", "notes", "summary", "idea", "exposition",
 )  # fmt: skip
-KIND_RANK = {"theorem": 0, "other": 1, "proposition": 2, "corollary": 3, "lemma": 4}
+KIND_RANK = {"theorem": 0, "other": 1, "proposition": 2, "corollary": 3, "lemma": 4}  # theorem-like blocks
+# what the rule path may take as the main theorem (the paper's stage 3a): a theorem environment first, then a custom
+# theorem-like one ("Main Result", "Théorème"); never a lemma, proposition or corollary, which go to the LLM fallback
+MAIN_KIND_RANK = {"theorem": 0, "other": 1}
 # environments many classes predefine (llncs, svjour, amsbook variants): used when a paper declares none
 BUILTIN = {
     "theorem": "Theorem", "thm": "Theorem", "proposition": "Proposition", "prop": "Proposition",
@@ -282,18 +285,19 @@ class MainTheoremPick:
 
 
 def pick_main_theorem(text: str, decls: dict[str, TheoremDecl]) -> MainTheoremPick:
-    """The rule-based fast path: the first best-ranked theorem-like block of the Introduction."""
+    """The rule-based fast path: the Introduction's first theorem block, else its first custom theorem-like block;
+    an Introduction with only lemmas, propositions or corollaries gives none (the LLM fallback decides)."""
     intro = introduction(text)
     if intro is None:
         return MainTheoremPick(None, None, "no Introduction heading", [])
     in_intro = [b for b in theorem_blocks(text, decls) if intro.body_start <= b.block_start < intro.end]
-    eligible = [b for b in in_intro if b.kind in KIND_RANK]
+    eligible = [b for b in in_intro if b.kind in MAIN_KIND_RANK]
     if not eligible:
         kinds = sorted({b.kind for b in in_intro})
-        why = "no theorem-like environment in the Introduction"
+        why = "no theorem-like environment in the Introduction that may be the main theorem"
         if kinds:
-            why += f" (only {', '.join(kinds)} blocks)"
+            why += f" (only {', '.join(kinds)} blocks; a lemma, proposition or corollary is never taken)"
         return MainTheoremPick(None, intro, why, in_intro)
-    best = min(KIND_RANK[b.kind] for b in eligible)
-    chosen = next(b for b in eligible if KIND_RANK[b.kind] == best)
+    best = min(MAIN_KIND_RANK[b.kind] for b in eligible)
+    chosen = next(b for b in eligible if MAIN_KIND_RANK[b.kind] == best)
     return MainTheoremPick(chosen, intro, f"first {chosen.kind} block of the Introduction", in_intro)

@@ -23,16 +23,17 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from theorembench.common.retry import FailedAttempt, RetryPolicy
-from theorembench.llm.backends import choose_backend
+from theorembench.llm.backends import RawOutput, choose_backend
 from theorembench.llm.failures import LLMError, _Failure, classify
 from theorembench.llm.models import ModelSpec, resolve_model
 from theorembench.llm.pricing import PriceTable
@@ -98,6 +99,8 @@ class Completion:
     cost_usd: float | None = None
     attempts: int = 1
     finish_reason: str | None = None
+    payload: dict[str, Any] | None = None
+    """What a call of another shape than ``generate`` brings back besides its text (see :meth:`LLM.exchange`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -234,6 +237,12 @@ class LLM:
                 url = self._local_urls[model] = self._start_local(model)
             return url
 
+    def address(self, spec: ModelSpec) -> tuple[str | None, str | None]:
+        """The base URL and key that reach ``spec``; a local model's server is found or started (blocking)."""
+        if not spec.is_local:
+            return spec.base_url, spec.api_key
+        return spec.base_url or self._local_url(spec.model), spec.api_key or "local"
+
     async def bind(self, spec: ModelSpec, settings: GenerateSettings) -> _Bound:
         """The backend and connection slots of a model; a local model's server is found or started off the loop."""
         if (spec.name, spec.base_url) not in self._models and spec.is_local and not spec.base_url:
@@ -296,9 +305,53 @@ class LLM:
         """
         settings = settings or GenerateSettings()
         spec = model if isinstance(model, ModelSpec) else self.resolve(model)
-        bound = await self.bind(spec, settings)
         key = cache_key(spec, messages, settings, sample, schema)
         caching = self.use_cache if use_cache is None else use_cache
+        if (hit := self._before_start(spec, key, caching)) is not None:
+            return hit
+        bound = await self.bind(spec, settings)
+        if settings.seed is not None and sample:
+            # sample k of a seeded call samples with seed + k: distinct draws, each reproducible
+            settings = settings.model_copy(update={"seed": settings.seed + sample})
+        request = {"messages": messages, "settings": settings.request_fields(), "sample": sample, "schema": schema}
+        send = partial(bound.backend.generate, messages, settings, schema, bound.max_connections)
+        return await self._flight(spec, bound, key, request, send, settings, purpose, caching)
+
+    async def exchange(self, model: str | ModelSpec, identity: dict[str, Any], request: dict[str, Any],
+                       send: Callable[[], Awaitable[RawOutput]], settings: GenerateSettings | None = None, *,
+                       purpose: str, use_cache: bool | None = None) -> Completion:  # fmt: skip
+        """A call of another shape than :meth:`generate` (a conversation with tools, say), with the same cache,
+        single flight, retries, connection limit, ledger and prices.
+
+        ``identity`` is what is asked besides the model and its endpoint: it makes the cache key, so it holds
+        everything that changes the answer, a sample index included. ``request`` is what the ledger records
+        of it; ``send()`` makes one attempt. The :class:`RawOutput`'s ``payload`` comes back as
+        :attr:`Completion.payload`, from the cache too. Only the transport fields of ``settings`` count.
+        """
+        settings = settings or GenerateSettings()
+        spec = model if isinstance(model, ModelSpec) else self.resolve(model)
+        key = key_digest({"model": spec.name, "endpoint": spec.endpoint, **identity})
+        caching = self.use_cache if use_cache is None else use_cache
+        if (hit := self._before_start(spec, key, caching)) is not None:
+            return hit
+        bound = await self.bind(spec, settings)
+        return await self._flight(spec, bound, key, request, send, settings, purpose, caching)
+
+    def _before_start(self, spec: ModelSpec, key: str, caching: bool) -> Completion | None:
+        """The cached answer of a local model not started yet: its server starts on the first call the cache does
+        not hold, so a run answered from the cache starts none."""
+        if caching and spec.is_local and (spec.name, spec.base_url) not in self._models:
+            row = self.store.cached_call(key)
+            if row is not None:
+                self.cache_hits += 1
+                _note_call(row["id"])
+                return _completion_from_row(row, cached=True)
+        return None
+
+    async def _flight(self, spec: ModelSpec, bound: _Bound, key: str, request: dict[str, Any],
+                      send: Callable[[], Awaitable[RawOutput]], settings: GenerateSettings, purpose: str,
+                      caching: bool) -> Completion:  # fmt: skip
+        """One call under single flight (see :meth:`generate`)."""
         future: asyncio.Future[_Flight | None] | None = None
         if caching:
             loop = asyncio.get_running_loop()
@@ -309,8 +362,7 @@ class LLM:
             future = self._inflight[key] = loop.create_future()
         flight = None
         try:
-            completion = await self._generate_once(spec, bound, key, messages, settings, purpose, sample, schema,
-                                                   caching)  # fmt: skip
+            completion = await self._generate_once(spec, bound, key, request, send, settings, purpose, caching)
             flight = _Flight(completion.call_id)
         except BaseException as exc:
             _note_call(getattr(exc, "call_id", None))
@@ -339,13 +391,10 @@ class LLM:
         self.cache_hits += 1
         return _completion_from_row(row, cached=True)
 
-    async def _generate_once(self, spec: ModelSpec, bound: _Bound, key: str, messages: list[Message],
-                             settings: GenerateSettings, purpose: str, sample: int, schema: dict[str, Any] | None,
+    async def _generate_once(self, spec: ModelSpec, bound: _Bound, key: str, request: dict[str, Any],
+                             send: Callable[[], Awaitable[RawOutput]], settings: GenerateSettings, purpose: str,
                              caching: bool) -> Completion:  # fmt: skip
         assert bound.semaphore is not None
-        if settings.seed is not None and sample:
-            # sample k of a seeded call samples with seed + k: distinct draws, each reproducible
-            settings = settings.model_copy(update={"seed": settings.seed + sample})
         failed: list[FailedAttempt[_Failure]] = []
         error: tuple[_Failure, float] | None = None
         started = time.perf_counter()
@@ -353,7 +402,7 @@ class LLM:
         async def attempt() -> Any:
             nonlocal started
             started = time.perf_counter()
-            return await bound.backend.generate(messages, settings, schema, bound.max_connections)
+            return await send()
 
         # The connection slot is taken before the cache look-up, so that a burst of
         # thousands of queued calls does not delay the first requests (it spreads the
@@ -376,8 +425,6 @@ class LLM:
         attempts = len(failed) + (error is None)
         # let a call waiting for this connection slot send its request before the bookkeeping below
         await asyncio.sleep(0)
-        request = {"messages": messages, "settings": settings.request_fields(),
-                   "sample": sample, "schema": schema}  # fmt: skip
         if error is not None:
             failure, latency = error
             call_id = self.store.record_call(
@@ -392,6 +439,8 @@ class LLM:
         total = raw.prompt_tokens + raw.completion_tokens
         response = {"text": raw.text, "reasoning": raw.reasoning, "finish_reason": raw.finish_reason,
                     "model": raw.model, "backend": bound.backend.name, "failed_attempts": failures}  # fmt: skip
+        if raw.payload is not None:
+            response["payload"] = raw.payload
         call_id = self.store.record_call(
             cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
             provider=spec.provider, request=request, response_text=raw.text, response=response,
@@ -403,7 +452,7 @@ class LLM:
             text=raw.text, model=spec.name, call_id=call_id, cached=False, reasoning=raw.reasoning,
             prompt_tokens=raw.prompt_tokens, completion_tokens=raw.completion_tokens,
             reasoning_tokens=raw.reasoning_tokens, total_tokens=total, latency_s=latency,
-            cost_usd=cost, attempts=attempts, finish_reason=raw.finish_reason,
+            cost_usd=cost, attempts=attempts, finish_reason=raw.finish_reason, payload=raw.payload,
         )  # fmt: skip
 
     # -- structured output -------------------------------------------------------
@@ -436,5 +485,5 @@ def _completion_from_row(row: Any, *, cached: bool) -> Completion:
         reasoning=response.get("reasoning"), prompt_tokens=row["prompt_tokens"],
         completion_tokens=row["completion_tokens"], reasoning_tokens=row["reasoning_tokens"],
         total_tokens=row["total_tokens"], latency_s=row["latency_s"], cost_usd=row["cost_usd"],
-        attempts=row["attempts"], finish_reason=response.get("finish_reason"),
+        attempts=row["attempts"], finish_reason=response.get("finish_reason"), payload=response.get("payload"),
     )  # fmt: skip

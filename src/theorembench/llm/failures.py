@@ -6,9 +6,19 @@ from dataclasses import dataclass
 
 from theorembench.common.retry import retry_after_seconds
 
+#: Failures of the request itself, which sending it again cannot cure: a client error (HTTP 4xx) other than
+#: 408, 409 and 429 (transient) and other than 401, 403 and 404, which are about the endpoint (a key, a
+#: model name) and cured by fixing the settings, not the sample. A sample whose call ends so is final.
+FINAL_KINDS = frozenset({"bad_request"})
+
 
 class LLMError(RuntimeError):
-    """A call that failed for good, after its bounded retries."""
+    """A call that failed for good, after its bounded retries.
+
+    ``final`` says whether the failure belongs to this request (a 400 "prompt is too long"): asking
+    the same request again gives the same failure, so a sample that ends so is an outcome (counted,
+    as not correct), not something to ask again on the next run.
+    """
 
     def __init__(self, kind: str, message: str, *, attempts: int, call_id: int | None = None):
         super().__init__(f"{kind}: {message}")
@@ -16,6 +26,10 @@ class LLMError(RuntimeError):
         self.message = message
         self.attempts = attempts
         self.call_id = call_id
+
+    @property
+    def final(self) -> bool:
+        return self.kind in FINAL_KINDS
 
 
 @dataclass
@@ -44,6 +58,8 @@ def _unwrap(exc: BaseException) -> BaseException:
 def classify(exc: BaseException) -> _Failure:
     """Decide whether a failed attempt is worth retrying, and name its cause."""
     exc = _unwrap(exc)
+    if isinstance(exc, LLMError):  # a call through the LLM layer that failed for good: its retries are spent
+        return _Failure(exc.kind, False, exc.message)
     names = {cls.__name__ for cls in type(exc).__mro__}
     message = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__
     status = getattr(exc, "status_code", None)

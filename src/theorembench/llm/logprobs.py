@@ -127,19 +127,27 @@ class LogprobsClient:
         self._semaphore = asyncio.Semaphore(concurrency) if concurrency else None
         self._session: aiohttp.ClientSession | None = None
         self._url: str | None = None
+        self._starting = asyncio.Lock()
 
     async def __aenter__(self) -> LogprobsClient:
         reason = unsupported_reason(self.spec)
         if reason:
             raise LogprobsUnsupported(reason)
-        base_url = self.spec.base_url
-        if base_url is None:  # local/<name>: a private server that keeps every prompt token's logits
-            from theorembench.llm.local import ensure_local
-
-            base_url = await asyncio.to_thread(ensure_local, self.spec.model, logits_all=True)
-        self._url = base_url.rstrip("/") + "/completions"
+        if self.spec.base_url is not None:
+            self._url = self.spec.base_url.rstrip("/") + "/completions"
         self._session = aiohttp.ClientSession()
         return self
+
+    async def _endpoint(self) -> str:
+        """The completions URL; for local/<name>, a private server that keeps every prompt token's logits, started
+        on the first prompt the cache does not hold (a run answered from the cache starts no server)."""
+        async with self._starting:
+            if self._url is None:
+                from theorembench.llm.local import ensure_local
+
+                base_url = await asyncio.to_thread(ensure_local, self.spec.model, logits_all=True)
+                self._url = base_url.rstrip("/") + "/completions"
+        return self._url
 
     async def __aexit__(self, *exc: object) -> None:
         if self._session is not None:
@@ -148,7 +156,7 @@ class LogprobsClient:
 
     async def prompt(self, text: str, *, purpose: str | None = None) -> PromptLogprobs:
         """Log-probabilities of ``text``: from the cache when asked before, else one request (with retries)."""
-        assert self._session is not None and self._url is not None, "use LogprobsClient as `async with`"
+        assert self._session is not None, "use LogprobsClient as `async with`"
         spec, llm = self.spec, self.llm
         key = logprobs_cache_key(spec, text)
         if llm.use_cache:
@@ -166,6 +174,7 @@ class LogprobsClient:
 
     async def _ask(self, key: str, text: str, purpose: str) -> PromptLogprobs:
         spec, llm = self.spec, self.llm
+        await self._endpoint()
         body = json.dumps({"model": spec.model, "prompt": text, **REQUEST}, ensure_ascii=False).encode()
         headers = {"Content-Type": "application/json"}
         api_key = spec.api_key or ("local" if spec.is_local else None)

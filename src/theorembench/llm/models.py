@@ -120,20 +120,20 @@ def _resolve(name: str, *, base_url: str | None, api_key: str | None) -> ModelSp
         url = base_url or os.environ.get(f"{env}_BASE_URL")
         if not url:
             raise ModelConfigError(
-                f"model {name!r}: no server address; set {env}_BASE_URL or pass --base-url"
+                f"model {name!r}: no server address; set {env}_BASE_URL (or give the model's base URL)"
             )
         key = api_key or os.environ.get(f"{env}_API_KEY")
         if not key:
             raise ModelConfigError(
                 f"model {name!r}: no API key; set {env}_API_KEY (any value for a server "
-                "without authentication) or pass --api-key"
+                "without authentication), or give the model's API key"
             )
         return ModelSpec(name, provider, model, base_url=url, api_key=key)
     if provider in _SERVED:
         url = base_url or os.environ.get(_SERVED[provider]) or _SERVED_DEFAULTS.get(provider)
         if not url:
             raise ModelConfigError(
-                f"model {name!r}: no server address; set {_SERVED[provider]} or pass --base-url"
+                f"model {name!r}: no server address; set {_SERVED[provider]} (or give the model's base URL)"
             )
         return ModelSpec(name, provider, rest, base_url=url, api_key=api_key)
     if provider in _HOSTED:
@@ -141,7 +141,7 @@ def _resolve(name: str, *, base_url: str | None, api_key: str | None) -> ModelSp
         key = api_key or next((os.environ[v] for v in key_vars if os.environ.get(v)), None)
         if not key:
             raise ModelConfigError(
-                f"model {name!r}: no API key; set {' or '.join(key_vars)} or pass --api-key"
+                f"model {name!r}: no API key; set {' or '.join(key_vars)} (or give the model's API key)"
             )
         url = base_url or (os.environ.get(url_var) if url_var else None)
         return ModelSpec(name, provider, rest, base_url=url, api_key=key)

@@ -8,6 +8,7 @@ stored get theirs computed here (Wilson, from correct and total).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +18,21 @@ from rich.markup import escape
 from rich.table import Table
 
 from theorembench.common.outputs import write_text
-from theorembench.common.stats import Estimate, proportion
+from theorembench.common.stats import Estimate, proportion, quote
 
 
 def _estimate(block: dict[str, Any]) -> Estimate:
-    """A breakdown block (correct, total, optional ci95) as an estimate."""
+    """A breakdown block (correct, total, and its stored estimate when the file has one) as an estimate."""
     est = proportion(int(block["correct"]), int(block["total"]))
-    if block.get("ci95"):
-        low, high = block["ci95"]
-        est = Estimate(est.value, est.n, float(low), float(high), block.get("ci_method", est.method))
+    stored = Estimate.from_dict(block) if block.get("ci95") else None
+    if stored is not None:
+        est = replace(stored, value=est.value, n=est.n)
     return est
 
 
 def _pct(block: dict[str, Any]) -> str:
     """``55.2% [37.6–71.6] n=29``."""
-    return _estimate(block).percent()
+    return quote(_estimate(block))
 
 
 def _gain(g: dict[str, Any]) -> str:
@@ -47,8 +48,7 @@ def _mean_at_n(summary: dict[str, Any]) -> str | None:
     m = summary.get("mean_at_n")
     if not m or m.get("value") is None:
         return None
-    est = Estimate(m["value"], m["n"], m["ci95"][0], m["ci95"][1], m.get("ci_method", "bootstrap"))
-    return f"{est.percent()} ({m.get('samples_per_item')} samples per item)"
+    return f"{quote(m)} ({m.get('samples_per_item')} samples per item)"
 
 
 def _money(value: float | None) -> str:
@@ -111,7 +111,7 @@ def print_summary(output: dict[str, Any], console: Console | None = None) -> Non
 
 def write_report(output: dict[str, Any], out_dir: Path, *, json_path: str, log_path: str | None) -> Path:
     """report.md plus SVG charts of accuracy by logical category and by choice style."""
-    from theorembench.report.plots import accuracy_bars
+    from theorembench.report.charts import accuracy_bars
 
     out_dir.mkdir(parents=True, exist_ok=True)
     charts = {}

@@ -7,7 +7,9 @@ namespaces, seccomp, rlimits, a clean environment. Each sample gets its own work
 persist within a sample and never across samples. An exec that runs past its timeout raises
 ``TimeoutError`` at once: it is never retried, whatever ``timeout_retry`` says, because code that
 did not finish once would cost the same again. Every exec is recorded (status, isolation layers,
-times) in the sample's transcript and on ``environment.executions``.
+times) in the sample's transcript and on ``environment.executions``. Below full isolation the task
+is refused at its start unless weaker isolation is accepted (``accept_weak_isolation``, see
+:mod:`policy`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from inspect_ai.util._sandbox.events import SandboxTimeoutError
 from pydantic import BaseModel, ConfigDict
 
 from theorembench.sandbox import layout
+from theorembench.sandbox.policy import check
 from theorembench.sandbox.result import SandboxResult
 from theorembench.sandbox.runner import run_sandboxed
 
@@ -40,7 +43,7 @@ class InspectSandboxConfig(BaseModel):
     max_output_bytes: int = 1_000_000
     file_size_mb: int = 64
     env_allow: tuple[str, ...] = ()
-    strict: bool | None = None  # None: the sandbox settings file / $THEOREMBENCH_SANDBOX_STRICT
+    accept_weak_isolation: bool | None = None  # None: the policy (refuse below full isolation unless accepted)
 
 
 def _config(config: Any) -> InspectSandboxConfig:
@@ -75,6 +78,11 @@ class TheorembenchSandbox(SandboxEnvironment):
         return InspectSandboxConfig(**config)
 
     @classmethod
+    async def task_init(cls, task_name: str, config: Any) -> None:
+        """Refuse the task before its first sample (and model call) below full isolation, unless accepted."""
+        check(_config(config).accept_weak_isolation, purpose=f"the tools of an Inspect task (the {NAME} sandbox)")
+
+    @classmethod
     async def sample_init(cls, task_name: str, config: Any, metadata: dict[str, str]) -> dict[str, SandboxEnvironment]:
         return {"default": cls(_config(config))}
 
@@ -96,7 +104,8 @@ class TheorembenchSandbox(SandboxEnvironment):
         res = await asyncio.to_thread(
             run_sandboxed, list(cmd), timeout_s=timeout_s, memory_mb=cfg.memory_mb, processes=cfg.processes,
             max_output_bytes=cfg.max_output_bytes, file_size_mb=cfg.file_size_mb, work_dir=self.work,
-            env_allow=cfg.env_allow, env=env or None, cwd=cwd, stdin=stdin, strict=cfg.strict)  # fmt: skip
+            env_allow=cfg.env_allow, env=env or None, cwd=cwd, stdin=stdin,
+            accept_weak_isolation=cfg.accept_weak_isolation)  # fmt: skip
         record = _record(res, list(cmd))
         self.executions.append(record)
         _transcript_info(record)

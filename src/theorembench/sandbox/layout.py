@@ -1,6 +1,7 @@
 """The command line of one sandboxed run: the filesystem view, the environment, the stages.
 
-Full isolation: ``[stage0 when root] bwrap ... -- python -I -S -c LAUNCHER {limits, argv}``.
+Full isolation: ``[stage0 when root] bwrap ... -- python -I -S -c LAUNCHER {limits, argv}``; which
+host folders the view holds is decided in :mod:`binds`.
 Fallback (no bubblewrap or no user namespaces): ``python -I -S -c LAUNCHER ...`` in a new
 session with a clean environment, from the work folder.
 """
@@ -13,6 +14,8 @@ import stat
 import sys
 from pathlib import Path
 
+from theorembench.sandbox.binds import TOP, interpreter_paths, masked_folders
+
 WORK = "/sandbox"  # the work folder, as the sandboxed program sees it
 SANDBOX_UID = 65534  # host uid the sandbox runs as when the caller is root (nobody)
 _BASE_ENV = {"LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1",
@@ -20,7 +23,6 @@ _BASE_ENV = {"LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp", "PYTHONDONTWRI
              "MKL_NUM_THREADS": "1"}  # fmt: skip
 _ETC = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf",
         "mime.types"]  # fmt: skip
-TOP = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"]
 
 
 def _source(name: str) -> str:
@@ -56,14 +58,6 @@ def python() -> str:
     return sys.executable
 
 
-def interpreter_paths() -> list[str]:
-    """Folders the interpreter needs, bound read-only at their own paths (outside /usr)."""
-    paths = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix}
-    exe = os.path.realpath(sys.executable)
-    paths.add(os.path.dirname(os.path.dirname(exe)))
-    return sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr" and os.path.isdir(p))
-
-
 def clean_env(env_allow: list[str] | tuple[str, ...] = (), for_bwrap: bool = True) -> dict[str, str]:
     """The environment inside: a fixed base plus the allow-listed variables of the caller."""
     bindir = os.path.dirname(python())
@@ -97,7 +91,11 @@ def launcher_argv(rlimits: dict[str, list[int]], seccomp_hex: str, argv: list[st
 
 def bwrap_argv(bwrap: str, workdir: Path, env: dict[str, str], inner: list[str], tmp_mb: int = 256,
                chdir: str = WORK) -> list[str]:  # fmt: skip
-    """bubblewrap: every namespace, a read-only system, the interpreter, one writable work folder."""
+    """bubblewrap: every namespace, a read-only system, the interpreter, one writable work folder.
+
+    Order matters: a later mount hides what an earlier one put at or under its path. The private /tmp
+    and the masks come before the interpreter's folders, which may live under /tmp or under a mask.
+    """
     argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "sandbox", "--clearenv",
             "--ro-bind", "/usr", "/usr"]  # fmt: skip
@@ -109,10 +107,12 @@ def bwrap_argv(bwrap: str, workdir: Path, env: dict[str, str], inner: list[str],
             argv += ["--ro-bind", str(src), str(src)]
     for name in _ETC:
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    for folder in masked_folders():
+        argv += ["--tmpfs", folder]
+    argv += ["--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     for path in interpreter_paths():
         argv += ["--ro-bind", path, path]
-    argv += ["--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
-             "--bind", str(workdir), WORK, "--chdir", chdir]  # fmt: skip
+    argv += ["--proc", "/proc", "--dev", "/dev", "--bind", str(workdir), WORK, "--chdir", chdir]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return argv + ["--", *inner]

@@ -1,8 +1,9 @@
 """Which isolation layers this machine gives, found once per process by running a real sandbox.
 
 The probe starts the full sandbox with a small program that reports, from inside, its uid, its
-pid, the network interfaces it sees, its seccomp and no-new-privs state and its process limit;
-the layers are read from that evidence, not assumed from the command line.
+pid, the network interfaces it sees, its seccomp and no-new-privs state, its process limit, and
+which of the host's private paths (the project, the store, the home folder: see :mod:`binds`) it
+can see; the layers are read from that evidence, not assumed from the command line.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from theorembench.sandbox import layout, seccomp
+from theorembench.sandbox import binds, layout, seccomp
 from theorembench.sandbox.execute import execute
 
 FULL = ("userns", "netns", "pidns", "ipcns", "utsns", "mountns(bwrap)", "nproc", "seccomp", "no-new-privs",
         "rlimits", "clean-env", "new-session")  # fmt: skip
 _INSPECT = r"""
-import os, resource, socket, threading
+import os, resource, socket, sys, threading
 def threads():  # with a process limit of 8, fewer than 16 threads start
     stop, started = threading.Event(), 0
     for _ in range(16):
@@ -37,7 +38,8 @@ nets = [l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines
 print(__import__("json").dumps({"uid": os.getuid(), "pid": os.getpid(), "nets": nets,
       "seccomp": status.get("Seccomp", "").strip(), "nnp": status.get("NoNewPrivs", "").strip(),
       "nproc": resource.getrlimit(resource.RLIMIT_NPROC)[0], "hostname": socket.gethostname(),
-      "root_entries": sorted(os.listdir("/")), "env": sorted(os.environ), "threads": threads()}))
+      "root_entries": sorted(os.listdir("/")), "env": sorted(os.environ), "threads": threads(),
+      "visible": [p for p in __import__("json").loads(sys.argv[1]) if os.path.lexists(p)]}))
 """
 
 
@@ -67,7 +69,7 @@ def full_argv(bwrap: str, workdir: Path, env: dict[str, str], rlimits: dict[str,
     launcher = layout.launcher_argv(rlimits, seccomp.filter_program().hex(), argv, report_fd)
     inner = layout.bwrap_argv(bwrap, workdir, env, launcher, chdir=chdir)
     uid = layout.SANDBOX_UID if os.geteuid() == 0 else None
-    return layout.stage0_argv(uid, [*layout.interpreter_paths(), str(workdir)], inner)
+    return layout.stage0_argv(uid, [*binds.interpreter_paths(), str(workdir)], inner)
 
 
 def prepare_workdir(path: Path) -> None:
@@ -91,7 +93,8 @@ def probe() -> Probe:
         prepare_workdir(work)
         env = layout.clean_env()
         limits = Limits(timeout_s=20, processes=8).rlimits()
-        argv = full_argv(bwrap, work, env, limits, [layout.python(), "-I", "-c", _INSPECT])
+        hidden = binds.hidden_samples(binds.interpreter_paths())
+        argv = full_argv(bwrap, work, env, limits, [layout.python(), "-I", "-c", _INSPECT, json.dumps(hidden)])
         out = execute(argv, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, cwd=work, timeout_s=20,
                       max_output_bytes=100_000)  # fmt: skip
     try:
@@ -103,14 +106,16 @@ def probe() -> Probe:
     layers += ["netns"] if ev["nets"] == ["lo"] else []
     layers += ["pidns"] if ev["pid"] <= 4 else []
     layers += ["ipcns", "utsns"] if ev["hostname"] == "sandbox" else []
-    expected = {"usr", "etc", "tmp", "proc", "dev", layout.WORK.strip("/"), *layout.TOP}
-    expected |= {Path(p).parts[1] for p in layout.interpreter_paths()}
-    layers += ["mountns(bwrap)"] if set(ev["root_entries"]) <= expected else []
+    expected = {"usr", "etc", "tmp", "proc", "dev", layout.WORK.strip("/"), *binds.TOP}
+    expected |= {Path(p).parts[1] for p in binds.interpreter_paths()}
+    layers += ["mountns(bwrap)"] if set(ev["root_entries"]) <= expected and not ev["visible"] else []
     layers += ["nproc"] if ev["threads"] < 16 else []
     layers += ["seccomp"] if ev["seccomp"] == "2" else []
     layers += ["no-new-privs"] if ev["nnp"] == "1" else []
     layers += ["rlimits", "clean-env", "new-session"]
     problems = [f"layer not in force: {x}" for x in FULL if x not in layers]
+    if ev["visible"]:
+        problems.append(f"the sandbox sees private paths of the host: {', '.join(ev['visible'][:5])}")
     return Probe("bwrap", layers, root, bwrap, problems, ev)
 
 

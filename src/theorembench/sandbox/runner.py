@@ -6,39 +6,17 @@ import json
 import os
 import shutil
 import signal
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from theorembench.common.errors import UserError
-from theorembench.sandbox import layout, seccomp
+from theorembench.sandbox import layout, policy, seccomp
 from theorembench.sandbox.execute import Outcome, execute
-from theorembench.sandbox.probe import FULL, Probe, full_argv, prepare_workdir, probe
+from theorembench.sandbox.policy import SandboxError
+from theorembench.sandbox.probe import Probe, full_argv, prepare_workdir
 from theorembench.sandbox.result import Limits, SandboxResult, usage_of
-from theorembench.sandbox.settings import STRICT_ENV, strict_default
 
 _MEMORY_MARKERS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory", "Unable to allocate")
-_warned = False
-
-
-class SandboxError(UserError):
-    """The sandbox refused to run: strict mode below full isolation, or a bad request."""
-
-
-def _check_level(pr: Probe, strict: bool) -> None:
-    global _warned
-    if pr.full:
-        return
-    missing = ", ".join(x for x in FULL if x not in pr.layers)
-    detail = "; ".join(pr.problems)
-    if strict:
-        raise SandboxError(f"strict sandbox refuses to run below full isolation: missing {missing} ({detail})")
-    if not _warned:
-        _warned = True
-        print(f"WARNING: theorembench sandbox below full isolation, missing: {missing}. {detail}. Code runs with "
-              f"rlimits, a clean environment and a timeout only; set {STRICT_ENV}=1 (or strict = true in "
-              f"sandbox.toml) to refuse.", file=sys.stderr)  # fmt: skip
 
 
 def _write_files(work: Path, files: Mapping[str, str | bytes]) -> None:
@@ -57,7 +35,7 @@ def run_sandboxed(argv: Sequence[str] | None = None, *, script: str | None = Non
                   memory_mb: int = 2048, cpu_s: int | None = None, max_output_bytes: int = 1_000_000,
                   processes: int = 64, file_size_mb: int = 64, files: Mapping[str, str | bytes] | None = None,
                   work_dir: str | Path | None = None, env_allow: Sequence[str] = (), stdin: bytes | None = None,
-                  strict: bool | None = None, env: Mapping[str, str] | None = None,
+                  accept_weak_isolation: bool | None = None, env: Mapping[str, str] | None = None,
                   cwd: str | None = None) -> SandboxResult:  # fmt: skip
     """Run ``argv`` (``python`` as its first word means the sandbox's Python) or the Python ``script``.
 
@@ -65,13 +43,15 @@ def run_sandboxed(argv: Sequence[str] | None = None, *, script: str | None = Non
     ``work_dir`` names one to keep). The program starts in the work folder (``/sandbox`` inside),
     or in ``cwd``, a folder under it. ``env_allow`` names variables of the caller to pass through;
     ``env`` sets variables explicitly. Nothing else of the caller's environment goes in.
+
+    Below full isolation the run is refused (``SandboxError``) unless weaker isolation is accepted:
+    ``accept_weak_isolation`` True or False decides for this run, None follows :mod:`policy`.
     """
     if (argv is None) == (script is None):
         raise SandboxError("give either a command (argv) or a Python script, not both")
     limits = Limits(timeout_s=timeout_s, cpu_s=cpu_s, memory_mb=memory_mb, max_output_bytes=max_output_bytes,
                     file_size_mb=file_size_mb, processes=processes)  # fmt: skip
-    pr = probe()
-    _check_level(pr, strict_default() if strict is None else strict)
+    pr = policy.check(accept_weak_isolation)
     tmp = tempfile.mkdtemp(prefix="tb-sandbox-") if work_dir is None else None
     work = Path(tmp) if tmp else Path(work_dir).absolute()  # type: ignore[arg-type]
     try:

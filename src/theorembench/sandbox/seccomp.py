@@ -44,11 +44,6 @@ def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def denied_syscalls() -> list[str]:
-    arch = platform.machine()
-    return sorted(set(_ARCHES[arch][1]) | set(_COMMON)) if arch in _ARCHES else []
-
-
 def filter_program() -> bytes:
     """The BPF program for this machine's architecture, or b"" where it is not known here."""
     arch = platform.machine()

@@ -1,8 +1,8 @@
-"""The sandbox's settings file: ``[sandbox] strict = true`` refuses to run below full isolation.
+"""The sandbox's settings file: ``[sandbox] accept_weak_isolation = true`` runs code below full isolation.
 
 Looked up at ``$THEOREMBENCH_SANDBOX_CONFIG`` or ``<home>/sandbox.toml``; the environment variable
-``THEOREMBENCH_SANDBOX_STRICT`` (1/0, true/false) wins over the file, and a ``strict=`` argument
-(the ``--strict/--no-strict`` option) wins over both.
+``THEOREMBENCH_ACCEPT_WEAK_ISOLATION`` (1/0, true/false) wins over the file. Without either, the
+sandbox refuses to run below full isolation (see :mod:`policy` for the options that win over both).
 """
 
 from __future__ import annotations
@@ -10,30 +10,24 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
 from theorembench.common.errors import UserError
 from theorembench.common.paths import home
-from theorembench.common.tomlconfig import load_layered
+from theorembench.common.settings import Section, Settings
 
-STRICT_ENV = "THEOREMBENCH_SANDBOX_STRICT"
+ACCEPT_ENV = "THEOREMBENCH_ACCEPT_WEAK_ISOLATION"
 CONFIG_ENV = "THEOREMBENCH_SANDBOX_CONFIG"
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
-DEFAULT_TOML = """
-[sandbox]
-# refuse to run code below full isolation (namespaces, seccomp, process limit)
-strict = false
-"""
 
 
-class _Sandbox(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    strict: bool = False
+class _Sandbox(Section):
+    accept_weak_isolation: bool = Field(False, description="run model-written code even below full isolation "
+                                                           "(namespaces, seccomp, process limit): rlimits only")  # fmt: skip
 
 
-class SandboxSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    sandbox: _Sandbox = _Sandbox()
+class SandboxSettings(Settings):
+    sandbox: _Sandbox = Field(default_factory=_Sandbox)
 
 
 def settings_path() -> Path:
@@ -42,16 +36,16 @@ def settings_path() -> Path:
 
 def load_settings() -> SandboxSettings:
     path = settings_path()
-    return load_layered(DEFAULT_TOML, SandboxSettings, path if path.is_file() else None, {}, UserError)
+    return SandboxSettings.load(path if path.is_file() else None)
 
 
-def strict_default() -> bool:
-    """Strict mode from ``$THEOREMBENCH_SANDBOX_STRICT``, else from the settings file (default off)."""
-    value = os.environ.get(STRICT_ENV, "").strip().lower()
+def accept_from_settings() -> bool:
+    """Acceptance of weak isolation from ``$THEOREMBENCH_ACCEPT_WEAK_ISOLATION``, else the settings file (off)."""
+    value = os.environ.get(ACCEPT_ENV, "").strip().lower()
     if value in _TRUE:
         return True
     if value in _FALSE:
         return False
     if value:
-        raise UserError(f"{STRICT_ENV}={value!r}: use 1 or 0")
-    return load_settings().sandbox.strict
+        raise UserError(f"{ACCEPT_ENV}={value!r}: use 1 or 0")
+    return load_settings().sandbox.accept_weak_isolation

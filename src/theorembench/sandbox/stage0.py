@@ -7,8 +7,8 @@ As root, RLIMIT_NPROC is not enforced (not even inside a user namespace mapped t
 fork bomb would not stop. This stage forks a child into a new user and mount namespace whose
 map is ``0 -> 0`` and ``1 -> X`` (written by this parent, which holds CAP_SETUID). The child
 covers folders that uid X cannot enter (``/root``, mode 0700) with a tmpfs holding bind mounts
-of just the paths the sandbox needs (the interpreter's prefix), drops to uid 1 (host uid X), and
-runs bubblewrap. Processes of the sandbox then belong to an ordinary user: the process limit
+of just the paths the sandbox needs (the interpreter's folders or files), drops to uid 1 (host
+uid X), and runs bubblewrap. Processes of the sandbox then belong to an ordinary user: the process limit
 holds. The child dies with this stage (PR_SET_PDEATHSIG), and this stage exits with its status.
 
 With ``"uid": null`` (a caller that is not root) the namespaces are left to bubblewrap. Either
@@ -21,6 +21,7 @@ import ctypes
 import json
 import os
 import signal
+import stat
 import sys
 
 CLONE_NEWUSER = 0x10000000
@@ -51,7 +52,11 @@ def _child(cfg, libc, ready_w, go_r):
         if libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755") != 0:
             _fail("tmpfs on %s: errno %d" % (folder, ctypes.get_errno()))
         for path, fd in fds:
-            os.makedirs(path, exist_ok=True)
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                os.makedirs(path, exist_ok=True)
+            else:  # a file (the interpreter's own files of a prefix that is not bound whole)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
             source = ("/proc/self/fd/%d" % fd).encode()
             if libc.mount(source, path.encode(), None, MS_BIND | MS_REC, None) != 0:
                 _fail("bind %s: errno %d" % (path, ctypes.get_errno()))

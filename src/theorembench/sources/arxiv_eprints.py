@@ -1,8 +1,7 @@
 """arXiv e-print files: what kind a file is, and how the download cache lays them out.
 
-* :func:`detect_kind` classifies an e-print from its first bytes (one of
-  :data:`KINDS`); :func:`describe_file` gives kind, size and SHA-256 of a file on
-  disk as an :class:`EprintFile`.
+* :func:`describe_file` gives kind (by :func:`~.eprint_kind.detect_kind`, the one detector),
+  size and SHA-256 of a file on disk as an :class:`EprintFile`.
 * The cache holds ``<id>[v<N>]<ext>`` (``/`` of old-style ids as ``_``), the
   extension chosen by the kind: :func:`cache_name`, :func:`find_cached`.
   :func:`stream_to_partial` writes a download to a ``.part`` file in the cache
@@ -19,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,6 +25,7 @@ from typing import Any, Iterator
 import requests
 
 from theorembench.sources.arxiv_errors import DownloadTooLarge
+from theorembench.sources.eprint_kind import HEAD_BYTES, KINDS, detect_kind
 
 MB = 1024 * 1024
 DEFAULT_MAX_EPRINT_BYTES = 100 * MB
@@ -35,10 +34,6 @@ DEFAULT_MAX_EPRINT_BYTES = 100 * MB
 CHUNK_BYTES = 64 * 1024
 """How much of a body is read at a time (a capped download reads at most this much past its cap)."""
 
-HEAD_BYTES = 64 * 1024
-"""How many leading bytes of a file :func:`detect_kind` is given."""
-
-KINDS = ("tar.gz", "gz", "pdf", "tar", "tex", "unknown")
 EXTENSIONS = {
     "tar.gz": ".tar.gz",
     "gz": ".gz",
@@ -61,59 +56,6 @@ class EprintFile:
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": str(self.path), "kind": self.kind, "size": self.size, "sha256": self.sha256}
-
-
-# --------------------------------------------------------------------------- e-print kinds
-
-
-def _looks_like_tar(block: bytes) -> bool:
-    """A tar header: POSIX/GNU magic at 257, or (old V7 tars) a valid header checksum."""
-    if len(block) < 512:
-        return len(block) >= 262 and block[257:262] == b"ustar"
-    if block[257:262] == b"ustar":
-        return True
-    if not block[:100].strip(b"\0"):
-        return False
-    stored = block[148:156].replace(b"\0", b" ").strip()
-    if not stored or any(c not in b"01234567" for c in stored):
-        return False
-    computed = sum(block[:148]) + 8 * 0x20 + sum(block[156:512])
-    return int(stored, 8) == computed
-
-
-def _looks_like_latex(head: bytes) -> bool:
-    if b"\0" in head[:4096]:
-        return False
-    text = head[:4096].decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
-    if not text or text.startswith("%!"):  # PostScript, not TeX
-        return False
-    if text[0] in "\\%":
-        return True
-    return any(m in text for m in ("\\documentclass", "\\documentstyle", "\\begin{document}"))
-
-
-def detect_kind(head: bytes) -> str:
-    """Classify an e-print from its first bytes (give at least a few KiB; :data:`HEAD_BYTES`).
-
-    ``"tar.gz"`` gzip whose decompressed start is a tar header; ``"gz"`` any
-    other gzip (arXiv's form for a single gzipped .tex); ``"pdf"`` a PDF-only
-    submission; ``"tar"`` an uncompressed tar; ``"tex"`` plain LaTeX text;
-    ``"unknown"`` anything else (HTML error pages, PostScript, empty input).
-    """
-    head = bytes(head)
-    if head[:2] == b"\x1f\x8b":
-        try:
-            inner = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 512)
-        except zlib.error:
-            inner = b""
-        return "tar.gz" if _looks_like_tar(inner) else "gz"
-    if head.lstrip(b" \t\r\n")[:4] == b"%PDF":
-        return "pdf"
-    if _looks_like_tar(head[:512]):
-        return "tar"
-    if _looks_like_latex(head):
-        return "tex"
-    return "unknown"
 
 
 def describe_file(path: Path) -> EprintFile:

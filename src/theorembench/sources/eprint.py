@@ -38,7 +38,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
-from theorembench.sources.eprint_kind import HEAD_BYTES, KINDS, detect_kind, gzip_name
+from theorembench.sources.eprint_kind import HEAD_BYTES, KINDS, detect, gzip_name
 from theorembench.sources.folder_copy import extract_folder
 from theorembench.sources.safe_extraction import (
     CountingReader,
@@ -78,7 +78,7 @@ def _extract_stream(opener, dest: Path, limits: Limits, source_path: Path | None
             head = f.read(HEAD_BYTES)
     except OSError as e:
         return Extraction("unknown", False, f"cannot read the e-print: {e}", dest)
-    kind, inner = detect_kind(head)
+    kind, inner = detect(head)
     if kind == "pdf":
         return Extraction(kind, False, "the e-print is a PDF only: no LaTeX source to extract", dest)
     if kind == "unknown":

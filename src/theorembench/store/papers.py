@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import sqlalchemy as sa
 
@@ -13,18 +12,59 @@ from theorembench.store.db import Store, loads
 from theorembench.store.schema import papers, theorems
 
 
+class Paper(TypedDict):
+    """A stored paper (JSON columns decoded)."""
+
+    id: str
+    source: str  # arxiv | local
+    arxiv_id: str | None
+    version: int | None
+    month: str | None  # YYYY-MM of the first version
+    title: str | None
+    authors: list[str]
+    abstract: str | None
+    categories: list[str]
+    primary_category: str | None
+    published: str | None
+    updated: str | None
+    license: str | None
+    meta: dict[str, Any]
+    eprint_path: str | None
+    eprint_kind: str | None
+    eprint_sha256: str | None
+    folder: str | None
+    status: str
+    reason: str | None
+    problems: list[str]
+    created_at: float
+    updated_at: float
+
+
+class StoredTheorem(TypedDict):
+    """A paper's main theorem as found under one extraction setting."""
+
+    paper_id: str
+    settings_key: str
+    path: str
+    reason: str | None
+    record: dict[str, Any] | None
+    call_ids: list[int]
+    created_at: float
+
+
+class IndexedPaper(TypedDict):
+    """What the full-text search indexes of a paper: its metadata and its theorems' texts."""
+
+    id: str
+    arxiv_id: str | None
+    title: str
+    abstract: str
+    updated_at: float
+    theorem_records: list[tuple[str, float, Any]]  # (settings key, created at, record)
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-@dataclass
-class PaperRow:
-    id: str
-    source: str
-    status: str
-    title: str | None
-    folder: str | None
-    reason: str | None
 
 
 class PaperRepo:
@@ -45,11 +85,11 @@ class PaperRepo:
         elif fields:
             self.store._execute(papers.update().where(papers.c.id == paper_id).values(**fields, updated_at=now))
 
-    def get(self, paper_id: str) -> dict[str, Any] | None:
+    def get(self, paper_id: str) -> Paper | None:
         row = self.store._first(sa.select(papers).where(papers.c.id == paper_id))
         return _paper_dict(row) if row else None
 
-    def find(self, ref: str) -> dict[str, Any] | None:
+    def find(self, ref: str) -> Paper | None:
         """By id, or by arXiv id without version (latest version)."""
         found = self.get(ref)
         if found:
@@ -58,7 +98,7 @@ class PaperRepo:
                                 .order_by(papers.c.version.desc().nulls_last()).limit(1))  # fmt: skip
         return _paper_dict(row) if row else None
 
-    def list(self, *, month: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+    def list(self, *, month: str | None = None, status: str | None = None) -> list[Paper]:
         statement = sa.select(papers).order_by(papers.c.created_at, papers.c.id)
         if month:
             statement = statement.where(papers.c.month == month)
@@ -82,20 +122,33 @@ class PaperRepo:
             "call_ids": _dumps(call_ids), "created_at": time.time(),
         })  # fmt: skip
 
-    def theorem(self, paper_id: str, settings_key: str | None = None) -> dict[str, Any] | None:
+    def theorem(self, paper_id: str, settings_key: str | None = None) -> StoredTheorem | None:
         statement = sa.select(theorems).where(theorems.c.paper_id == paper_id)
         if settings_key:
             statement = statement.where(theorems.c.settings_key == settings_key)
         row = self.store._first(statement.order_by(theorems.c.created_at.desc()).limit(1))
         if row is None:
             return None
-        return {"paper_id": row["paper_id"], "settings_key": row["settings_key"], "path": row["path"],
-                "reason": row["reason"], "record": loads(row["record"]), "call_ids": loads(row["call_ids"]),
-                "created_at": row["created_at"]}  # fmt: skip
+        return StoredTheorem(paper_id=row["paper_id"], settings_key=row["settings_key"], path=row["path"],
+                             reason=row["reason"], record=loads(row["record"]), call_ids=loads(row["call_ids"]),
+                             created_at=row["created_at"])  # fmt: skip
+
+    def for_search(self) -> list[IndexedPaper]:
+        """Every paper with its theorems' records, in id order (what the harness's search tool indexes)."""
+        t = theorems.c
+        found: dict[str, list[tuple[str, float, Any]]] = {}
+        for row in self.store._rows(sa.select(t.paper_id, t.settings_key, t.created_at, t.record)
+                                    .order_by(t.paper_id, t.settings_key)):  # fmt: skip
+            found.setdefault(row["paper_id"], []).append((row["settings_key"], row["created_at"], row["record"]))
+        rows = self.store._rows(sa.select(papers.c.id, papers.c.arxiv_id, papers.c.title, papers.c.abstract,
+                                          papers.c.updated_at).order_by(papers.c.id))  # fmt: skip
+        return [IndexedPaper(id=r["id"], arxiv_id=r["arxiv_id"], title=r["title"] or "", abstract=r["abstract"] or "",
+                             updated_at=r["updated_at"], theorem_records=found.get(r["id"], []))
+                for r in rows]  # fmt: skip
 
 
-def _paper_dict(row: Any) -> dict[str, Any]:
+def _paper_dict(row: Any) -> Paper:
     out = dict(row)
     for key in ("authors", "categories", "meta", "problems"):
         out[key] = loads(out.get(key)) or ([] if key != "meta" else {})
-    return out
+    return Paper(**out)  # type: ignore[typeddict-item]

@@ -156,6 +156,9 @@ steps = sa.Table(
     sa.Column("reason", _text),
     _json("call_ids", "[]"),
     sa.Column("updated_at", _time, nullable=False),
+    # revision 0006: runs that failed because of the model's own output, and the marker of such an outcome
+    _count("output_attempts"),
+    sa.Column("cause", _text),
 )  # fmt: skip
 
 # -- IMProofBench (revision 0002): problems with immutable versions, answers, verdicts, grades ----------
@@ -253,6 +256,22 @@ improof_grades = sa.Table(
     sa.Column("status", _text, nullable=False),
     _count("revision", 1),
     sa.Column("updated_at", _time, nullable=False),
+)  # fmt: skip
+
+# -- grades changed after the grader saw the model names (revision 0005): inserted only, never updated -----------
+# ``revision`` continues the blind grade's revision count (blind grade at r, first correction r + 1, ...).
+
+improof_grade_corrections = sa.Table(
+    "improof_grade_corrections", metadata,
+    sa.Column("answer_id", _text, sa.ForeignKey("improof_answers.id"), primary_key=True),
+    sa.Column("grader", _text, primary_key=True),
+    sa.Column("revision", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("progress", sa.Integer),
+    _json("indicators", "{}"),
+    sa.Column("notes", _text),
+    sa.Column("comment", _text),
+    sa.Column("status", _text, nullable=False),
+    sa.Column("created_at", _time, nullable=False),
 )  # fmt: skip
 
 # -- IMProofBench platform (revision 0003): accounts, roles, sessions, hashed tokens, outbox, rate limits -----

@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from theorembench.store.web import WebRepo
+from theorembench.store.accounts import AccountRepo
 from theorembench.web.auth import hash_password, password_problem, verify_password
 
 ROLES = ("contributor", "reviewer", "grader", "admin")
@@ -51,7 +51,7 @@ def _check_password(password: str) -> None:
         raise AccountError(problem)
 
 
-def sign_up(repo: WebRepo, email: str, password: str, *, now: float | None = None) -> tuple[str, str | None]:
+def sign_up(repo: AccountRepo, email: str, password: str, *, now: float | None = None) -> tuple[str, str | None]:
     """Register an unverified contributor; returns (email, verification token), the token None if the email is taken."""
     email = normalise_email(email)
     _check_password(password)
@@ -66,7 +66,7 @@ def sign_up(repo: WebRepo, email: str, password: str, *, now: float | None = Non
     return email, token
 
 
-def verify_email(repo: WebRepo, token: str, *, now: float | None = None) -> dict[str, Any] | None:
+def verify_email(repo: AccountRepo, token: str, *, now: float | None = None) -> dict[str, Any] | None:
     """Mark the address of a live verification token verified (once); the user, or None for a bad token."""
     now = now or time.time()
     digest = token_hash(token)
@@ -79,7 +79,7 @@ def verify_email(repo: WebRepo, token: str, *, now: float | None = None) -> dict
     return user
 
 
-def authenticate(repo: WebRepo, email: str, password: str) -> dict[str, Any] | None:
+def authenticate(repo: AccountRepo, email: str, password: str) -> dict[str, Any] | None:
     """The user with this email and password (verified or not), or None; the same work for unknown addresses."""
     try:
         email = normalise_email(email)
@@ -91,7 +91,7 @@ def authenticate(repo: WebRepo, email: str, password: str) -> dict[str, Any] | N
     return user if ok and user is not None else None
 
 
-def invite(repo: WebRepo, email: str, role: str, *, by: str | None, ttl_s: float = INVITE_TTL_S,
+def invite(repo: AccountRepo, email: str, role: str, *, by: str | None, ttl_s: float = INVITE_TTL_S,
            now: float | None = None) -> str:  # fmt: skip
     """An invitation token granting ``role`` to ``email``, expiring after ``ttl_s``."""
     email = normalise_email(email)
@@ -102,12 +102,12 @@ def invite(repo: WebRepo, email: str, role: str, *, by: str | None, ttl_s: float
     return token
 
 
-def invitation(repo: WebRepo, token: str, *, now: float | None = None) -> dict[str, Any] | None:
+def invitation(repo: AccountRepo, token: str, *, now: float | None = None) -> dict[str, Any] | None:
     """The live (unused, unexpired) invitation of a token, or None."""
     return repo.live_token(token_hash(token), "invite", now or time.time())
 
 
-def accept_invitation(repo: WebRepo, token: str, *, user: dict[str, Any] | None, password: str | None,
+def accept_invitation(repo: AccountRepo, token: str, *, user: dict[str, Any] | None, password: str | None,
                       now: float | None = None) -> str:  # fmt: skip
     """Use an invitation: grant its role to the signed-in user of that address, or create the account.
 
@@ -137,7 +137,7 @@ def accept_invitation(repo: WebRepo, token: str, *, user: dict[str, Any] | None,
     return user_id
 
 
-def ensure_account(repo: WebRepo, email: str, password: str, role: str, *, granted_by: str | None = None) -> str:
+def ensure_account(repo: AccountRepo, email: str, password: str, role: str, *, granted_by: str | None = None) -> str:
     """A verified account holding ``role`` (or, for an existing one, the role, this password and verification);
     returns its id."""
     if role not in ROLES:
@@ -153,6 +153,6 @@ def ensure_account(repo: WebRepo, email: str, password: str, role: str, *, grant
     return existing["id"]
 
 
-def create_admin(repo: WebRepo, email: str, password: str) -> str:
+def create_admin(repo: AccountRepo, email: str, password: str) -> str:
     """A verified admin account (or the admin role and this password for an existing one); returns its id."""
     return ensure_account(repo, email, password, "admin")

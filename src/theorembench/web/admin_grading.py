@@ -1,4 +1,9 @@
-"""The organisers' side of grading: assign graders to active questions (and refresh their answers), see flags."""
+"""The organisers' side of grading: assign graders to active questions (and refresh their answers), see flags.
+
+Only answers for human graders are assigned (agentic, tiers 1–3 and models without a tier; see
+:mod:`theorembench.methods.improof.grading_queue`); the page counts those left out. An optional cap on a grader's
+answers takes the highest-priority ones (tier 1 first).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,9 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, Response
 
 from theorembench.methods.improof.catalog import list_problems
-from theorembench.store.improof import ImproofRepo
-from theorembench.store.web_grading import GradingRepo
+from theorembench.methods.improof.grading_queue import left_out_answers
+from theorembench.store.grading import GradingRepo
+from theorembench.store.improof import Conflict, ImproofRepo
 from theorembench.web import blind
 from theorembench.web.context import Ctx, PageError, guard, page, redirect
 from theorembench.web.policy import GRADABLE
@@ -28,7 +34,7 @@ def _questions(ctx: Ctx) -> list[dict[str, Any]]:
             email = user["email"] if user else assignment["grader_id"]
             graders.append(blind.progress(store, assignment, email))
         out.append({"id": pid, "title": problem["title"], "answers": len(blind.gradable_answers(store, pid)),
-                    "graders": graders})  # fmt: skip
+                    "left_out": len(left_out_answers(store, pid)), "graders": graders})  # fmt: skip
     return out
 
 
@@ -55,8 +61,15 @@ def register(app: FastAPI) -> None:
         if user is None or not user["verified"] or "grader" not in user["roles"]:
             return _admin_page(ctx, 400, f"{email or 'That address'} is not a verified user with the grader role: "
                                          "invite them as a grader from the outbox page first.")  # fmt: skip
+        limit_text = ctx.form.get("limit", "").strip()
+        if limit_text and (not limit_text.isdigit() or int(limit_text) < 1):
+            return _admin_page(ctx, 400, "The number of answers per grader must be a whole number, at least 1.")
         rng = getattr(ctx.request.app.state, "grading_rng", None)
-        blind.assign(ctx.repo.store, pid, user["id"], by=ctx.uid, rng=rng)
+        try:
+            blind.assign(ctx.repo.store, pid, user["id"], by=ctx.uid, rng=rng,
+                         limit=int(limit_text) if limit_text else None)  # fmt: skip
+        except Conflict:  # the grader's answers changed meanwhile (another refresh, or their reveal)
+            return _admin_page(ctx, 409, f"The answers of {email} on {pid} changed meanwhile: assign again.")
         return redirect(ctx, f"/admin/grading?assigned={quote(email)}")
 
     @app.get("/admin/flags", response_class=HTMLResponse)

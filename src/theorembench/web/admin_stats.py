@@ -4,6 +4,10 @@ The figures are the ``improof stats`` document (:func:`theorembench.methods.impr
 nothing is recomputed here, only formatted. The document is kept per app and made again when the
 answers, verdicts, overrides or grades change. Charts are the report's SVGs, served from our own
 route as images. CSV exports defuse formula cells (:mod:`theorembench.web.csv_safe`).
+
+Grades changed after their grader saw the model names (corrections) are left out of every figure; the page
+says how many there are, ``stats.json`` has them under ``grade_corrections``, and ``grades.csv`` lists them
+as rows of their own with ``after_reveal`` true, beside the grades that count (``after_reveal`` false).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ import json
 import threading
 from typing import Any
 
-import sqlalchemy as sa
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, Response
 
@@ -24,8 +27,8 @@ from theorembench.methods.improof.stats import INDICATOR_LABELS, PROGRESS_LEVELS
 from theorembench.methods.improof.stats_load import answer_row, improof_stats
 from theorembench.methods.improof.stats_report import charts, coefficient, corr, pct, sigma_text
 from theorembench.store.db import Store
-from theorembench.store.schema import improof_answers, improof_grades, improof_verdict_overrides, improof_verdicts
-from theorembench.store.web_reviews import user_emails, users_with_roles
+from theorembench.store.improof import ImproofRepo
+from theorembench.store.reviews import user_emails, users_with_roles
 from theorembench.web.context import Ctx, PageError, guard, page
 from theorembench.web.csv_safe import csv_text
 
@@ -35,14 +38,7 @@ _lock = threading.Lock()
 
 def fingerprint(store: Store) -> tuple[Any, ...]:
     """Counts and latest times of everything the statistics read: equal fingerprints, equal figures."""
-    parts: list[Any] = []
-    for table, when in ((improof_answers, improof_answers.c.created_at),
-                        (improof_verdicts, improof_verdicts.c.created_at),
-                        (improof_verdict_overrides, improof_verdict_overrides.c.at),
-                        (improof_grades, improof_grades.c.updated_at)):  # fmt: skip
-        parts.extend(store._rows(sa.select(sa.func.count(), sa.func.max(when)).select_from(table))[0])
-    parts.extend(store._rows(sa.select(sa.func.sum(improof_grades.c.revision)))[0])
-    return tuple(parts)
+    return ImproofRepo(store).fingerprint()
 
 
 def stats_doc(app: FastAPI) -> dict[str, Any] | None:
@@ -103,20 +99,22 @@ def agreement_rows(doc: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def grades_csv(store: Store) -> str:
-    """Every grade with its answer's question and model; graders named by email where they are platform users
-    (the grading page saves grades under the grader's email; other tools may have used the user id)."""
+    """Every grade with its answer's question and model, then every correction (``after_reveal`` true: made after
+    the grader saw the model names, left out of the statistics); graders named by email where they are platform
+    users (the grading page saves grades under the grader's email; other tools may have used the user id)."""
     answers = {a["id"]: a for a in answers_mod.list_answers(store)}
     emails = user_emails(store)
     emails.update({email: email for email in list(emails.values())})
     header = ["answer_id", "problem_id", "version", "model", "mode", "epoch", "grader", "grader_email", "status",
-              "progress", *INDICATORS, "comment", "notes", "revision", "updated_at"]  # fmt: skip
+              "progress", *INDICATORS, "comment", "notes", "revision", "updated_at", "after_reveal"]  # fmt: skip
     rows = []
-    for g in grades_mod.list_grades(store):
-        a = answers.get(g.answer_id, {})
-        rows.append([g.answer_id, a.get("problem_id"), a.get("version"), a.get("model"), a.get("mode"),
-                     a.get("epoch"), g.grader, emails.get(g.grader, ""), g.status, g.progress,
-                     *(g.indicators.get(i, "") for i in INDICATORS), g.comment, g.notes, g.revision,
-                     g.updated_at])  # fmt: skip
+    for after, found in ((False, grades_mod.list_grades(store)), (True, grades_mod.list_corrections(store))):
+        for g in found:
+            a = answers.get(g.answer_id, {})
+            rows.append([g.answer_id, a.get("problem_id"), a.get("version"), a.get("model"), a.get("mode"),
+                         a.get("epoch"), g.grader, emails.get(g.grader, ""), g.status, g.progress,
+                         *(g.indicators.get(i, "") for i in INDICATORS), g.comment, g.notes, g.revision,
+                         g.updated_at, "true" if after else "false"])  # fmt: skip
     return csv_text(header, rows)
 
 
@@ -144,6 +142,7 @@ def register(app: FastAPI) -> None:
             return page(ctx, "admin_stats.html", doc=None, exports=EXPORTS)
         overall = corr(doc["overall"]["correlations"]["pearson_score_progress"])
         return page(ctx, "admin_stats.html", doc=doc, counts=doc["counts"], models=model_rows(doc),
+                    corrections=doc.get("grade_corrections") or {"grades": 0, "revisions": 0},
                     agreement=agreement_rows(doc), overall=overall, charts=sorted(charts(doc)),
                     exports=EXPORTS)  # fmt: skip
 

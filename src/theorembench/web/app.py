@@ -18,8 +18,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from theorembench.common.errors import UserError
+from theorembench.store.accounts import AccountRepo
 from theorembench.store.db import Store
-from theorembench.store.web import WebRepo
 from theorembench.web import admin_stats, authoring, evaluations, grading, jobs, pages, reviews
 from theorembench.web.context import HERE, Ctx, LoginFirst, PageError, anonymous_ctx, guard, page, redirect, templates
 from theorembench.web.outbox import smtp_problem
@@ -71,7 +71,7 @@ def create_app(db: str | None = None, *, secret_key: str | None = None, smtp_url
     store: Store = open_store(db)
     app = FastAPI(title="IMProofBench", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
-    app.state.repo = WebRepo(store)
+    app.state.repo = AccountRepo(store)
     app.state.secret = (secret_key or secrets.token_hex(32)).encode()
     app.state.smtp_url = smtp_url
     app.state.limits = dict(DEFAULT_LIMITS)

@@ -85,10 +85,19 @@ def save_question(store: Store, pid: str, form: QuestionForm, *, uid: str, base_
 
 
 def move_status(store: Store, pid: str, to: str, *, actor: str, note: str = "", admin: bool = False) -> dict:
-    """A status move through the catalogue's workflow; the author may only submit, admins make the other moves."""
+    """A status move through the catalogue's workflow; the author may only submit, admins make the other moves.
+
+    Approval also needs the reviews to allow it (:func:`~theorembench.web.reviews.approval_blocker`); a review
+    asking for changes moves the question back to draft in its own transaction, so a review racing with the
+    approval makes the approval's compare-and-set on "under review" fail instead of slipping past it.
+    """
     allowed_targets = ADMIN_MOVES if admin else ("under_review",)
     if to not in allowed_targets:
         raise UserError(f"choose a new status among: {', '.join(STATUS_LABELS[s] for s in allowed_targets)}")
+    if to == "approved":
+        blocker = reviews.approval_blocker(store, pid)
+        if blocker is not None:
+            raise UserError(blocker)
     return set_status(store, pid, to, actor, note.strip())
 
 
@@ -179,6 +188,8 @@ def _question_page(ctx: Ctx, problem: dict[str, Any], subject: Subject, version:
               "open_problem_tag": OPEN_PROBLEM, "subquestions": subs}  # fmt: skip
     values |= jobs.question_tests(ctx, problem, subject)
     values |= reviews.question_reviews(ctx, problem, subject)
+    blocked = values["can"].get("question_status") and subject.status == "under_review"
+    values["approval_blocker"] = reviews.approval_blocker(ctx.repo.store, pid) if blocked else None
     return page(ctx, "question.html", status, **values)
 
 

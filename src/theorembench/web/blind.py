@@ -1,71 +1,92 @@
-"""Blind grading without HTTP: per-grader shuffled aliases, saving grades and notes, the reveal, flags.
+"""Blind grading without HTTP: per-grader random aliases, saving grades and notes, the reveal and the freeze, flags.
 
-A grader sees a question's answers as "Answer A", "Answer B", … in an order drawn for them
-alone (``secrets.SystemRandom`` unless a test passes its own RNG). The alias → answer map is
-stored in ``web_grading.answer_order``; nothing else about an answer (model, id, run, mode,
-stages, usage) leaves this module in a :class:`Slot`'s public view. Once every answer of the
-grader's is final (complete or given up) the assignment is revealed and the page may show
-alias → model, to that grader only. Grades are stored under the grader's email.
+A grader sees a question's answers as "Answer A", "Answer K", … under names drawn for them alone
+(see :mod:`theorembench.web.aliases` for why the names and the page order reveal nothing, also about
+answers added later; ``secrets.SystemRandom`` unless a test passes its own RNG). The alias → answer map
+is stored in ``web_grading.answer_order``; nothing else about an answer (model, id, run, mode, stages,
+usage) leaves this module in a :class:`Slot`'s public view. Grades are stored under the grader's email.
+
+The reveal. Once every answer of the grader's is final (complete, or given up with a reason), the
+page shows alias → model, to that grader only, and each answer so revealed is marked in the
+assignment (``"revealed": true``); the mark stays when answers are added later. A revealed answer's
+grade is frozen: a save from then on is stored as a *correction*, a new revision beside the grade
+(:func:`~theorembench.methods.improof.grades.correct_grade`), which the statistics leave out and the
+exports flag. So marking everything "given up" to see the names, then regrading with the names
+known, changes no figure. The freeze is decided from the assignment read at the start of the save:
+the names are only ever sent in a response after the reveal is committed, so any save written with
+the names known starts after it and sees the mark.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-import string
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from theorembench.methods.improof.grades import Grade, StaleGrade, get_grade, grade_from_row, list_grades, save_grade
+from theorembench.methods.improof import grading_queue
+from theorembench.methods.improof.grades import (
+    Grade,
+    StaleGrade,
+    correct_grade,
+    get_grade,
+    grade_from_row,
+    list_corrections,
+    list_grades,
+    save_grade,
+)
 from theorembench.store.db import Store
+from theorembench.store.grading import GradingRepo
 from theorembench.store.improof import Conflict, ImproofRepo
-from theorembench.store.web_grading import GradingRepo
+from theorembench.web.aliases import Drawer, first_names, in_page_order, more_names
 
 FINAL = ("complete", "given_up")
-
-
-class Shuffler(Protocol):
-    """What the assignment needs from a random source (``random.Random`` and ``secrets.SystemRandom`` fit)."""
-
-    def shuffle(self, x: list[Any]) -> None: ...
-
-    def randint(self, a: int, b: int) -> int: ...
 
 
 class BadGrade(ValueError):
     """A save the grader must fix: the message names the field, never the answer."""
 
 
-def alias(n: int) -> str:
-    """The n-th alias (0-based): A … Z, then AA, AB, …"""
-    letters = string.ascii_uppercase
-    return letters[n] if n < 26 else alias(n // 26 - 1) + letters[n % 26]
-
-
 def gradable_answers(store: Store, problem_id: str) -> list[dict[str, Any]]:
-    """A question's answers to grade: one per (model, mode, epoch), the newest recorded."""
-    latest: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for row in ImproofRepo(store).answers(problem_id=problem_id):
-        latest[(row["model"], row["mode"], row["epoch"])] = row
-    return list(latest.values())
+    """A question's answers for human graders (:mod:`~theorembench.methods.improof.grading_queue`): the newest per
+    (model, mode, epoch), agentic ones of tiers 1–3 (and of models without a tier), tier 1 first."""
+    return grading_queue.gradable_answers(store, problem_id)
+
+
+def _top(answers: list[dict[str, Any]], limit: int | None, rng: Drawer) -> list[dict[str, Any]]:
+    """The first ``limit`` answers of the priority queue; where the cut falls inside a rank, a random part of it."""
+    if limit is None or len(answers) <= limit:
+        return answers
+    if limit <= 0:
+        return []
+    rank = grading_queue.grading_rank
+    cut = rank(answers[limit - 1])
+    above = [a for a in answers[:limit] if rank(a) != cut]  # the queue is sorted by rank: these rank higher
+    tied = [a for a in answers if rank(a) == cut]
+    rng.shuffle(tied)
+    return above + tied[: limit - len(above)]
 
 
 def assign(store: Store, problem_id: str, grader_id: str, *, by: str | None = None,
-           rng: Shuffler | None = None) -> list[dict[str, str]]:  # fmt: skip
-    """Assign a grader to a question, or refresh their assignment; returns their answer order.
+           rng: Drawer | None = None, limit: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """Assign a grader to a question, or refresh their assignment; returns their answer order (the page's).
 
-    A new assignment shuffles all answers. A refresh keeps the existing aliases and their order,
-    and inserts answers recorded since at random positions under new aliases.
+    Only answers for human graders are assigned (tiers 1–3, agentic). A new assignment gives every answer a
+    random alias. A refresh keeps the existing aliases (and their reveal marks) and gives the answers recorded
+    since random unused aliases. ``limit`` caps the grader's answers: the highest-priority ones are taken (tier 1
+    first; at random within the tier where the cap falls), and a refresh fills up to the cap the same way.
     """
+    if limit is not None and limit < 1:
+        raise BadGrade("the number of answers per grader must be at least 1")
     rng = rng or secrets.SystemRandom()
     repo = GradingRepo(store)
     answers = gradable_answers(store, problem_id)
     found = repo.assignment(problem_id, grader_id)
     if found is None:
-        ids = [a["id"] for a in answers]
+        ids = [a["id"] for a in _top(answers, limit, rng)]
         rng.shuffle(ids)
-        order = [{"answer_id": a, "alias": alias(k)} for k, a in enumerate(ids)]
+        order = in_page_order([{"answer_id": a, "alias": n} for a, n in zip(ids, first_names(rng, len(ids)))])
         if repo.assign(problem_id, grader_id, order, by=by):
             return order
         found = repo.assignment(problem_id, grader_id)  # assigned meanwhile: refresh that one
@@ -73,30 +94,41 @@ def assign(store: Store, problem_id: str, grader_id: str, *, by: str | None = No
     known = {e["answer_id"] for e in old}
     rows = [ImproofRepo(store).answer(a) for a in known]
     keys = {(r["model"], r["mode"], r["epoch"]) for r in rows if r}
-    new = [a["id"] for a in answers if a["id"] not in known and (a["model"], a["mode"], a["epoch"]) not in keys]
+    fresh = [a for a in answers if a["id"] not in known and (a["model"], a["mode"], a["epoch"]) not in keys]
+    new = [a["id"] for a in _top(fresh, None if limit is None else max(0, limit - len(old)), rng)]
     if not new:
         return old
     rng.shuffle(new)
-    order = list(old)
-    for k, answer_id in enumerate(new):
-        order.insert(rng.randint(0, len(order)), {"answer_id": answer_id, "alias": alias(len(old) + k)})
+    names = more_names(rng, {e["alias"] for e in old}, len(new))
+    order = in_page_order(old + [{"answer_id": a, "alias": n} for a, n in zip(new, names)])
     repo.set_order(problem_id, grader_id, old, order)
     return order
 
 
 @dataclass
 class Slot:
-    """One answer as one grader sees it. ``answer_id`` and ``model`` stay on the server (see :meth:`public`)."""
+    """One answer as one grader sees it. ``answer_id`` and ``model`` stay on the server (see :meth:`public`).
+
+    ``grade`` is the grader's blind grade (the one the statistics use), ``correction`` their latest
+    correction of it when there is one, and ``frozen`` whether the model was revealed to them.
+    """
 
     alias: str
     answer_id: str
     model: str
     text: str | None
     grade: Grade | None
+    correction: Grade | None = None
+    frozen: bool = False
+
+    @property
+    def shown(self) -> Grade | None:
+        """The newest revision: what the grading panel shows and a save must name."""
+        return self.correction or self.grade
 
     @property
     def status(self) -> str:
-        return self.grade.status if self.grade else "not started"
+        return self.shown.status if self.shown else "not started"
 
     @property
     def final(self) -> bool:
@@ -105,7 +137,8 @@ class Slot:
     def public(self) -> dict[str, Any]:
         """What a page may show before the reveal: the alias, the answer text, this grader's grade."""
         return {"alias": self.alias, "text": self.text, "status": self.status, "final": self.final,
-                "grade": grade_view(self.grade)}  # fmt: skip
+                "grade": grade_view(self.shown), "frozen": self.frozen,
+                "blind": grade_view(self.grade) if self.correction else None}  # fmt: skip
 
 
 def grade_view(grade: Grade | None) -> dict[str, Any]:
@@ -116,19 +149,27 @@ def grade_view(grade: Grade | None) -> dict[str, Any]:
             "status": grade.status, "revision": grade.revision}  # fmt: skip
 
 
+def _frozen(assignment: dict[str, Any], entry: dict[str, Any]) -> bool:
+    """Whether the grader has seen the model of this entry's answer (an assignment revealed before the marks
+    existed counts as revealed for every answer it held)."""
+    return bool(entry.get("revealed")) or assignment["revealed_at"] is not None
+
+
 def slots(store: Store, assignment: dict[str, Any] | None, grader: str) -> list[Slot]:
-    """The answers of one assignment in the grader's order, each with the grader's own grade (``grader``: their
-    email); none when ``assignment`` is None (not assigned)."""
+    """The answers of one assignment in page order, each with the grader's own grade and correction (``grader``:
+    their email); none when ``assignment`` is None (not assigned)."""
     if assignment is None:
         return []
     problem_id = assignment["problem_id"]
     rows = {row["id"]: row for row in ImproofRepo(store).answers(problem_id=problem_id)}  # one query, not one each
     mine = {g.answer_id: g for g in list_grades(store, grader=grader, problem_id=problem_id)}
+    fixed = {g.answer_id: g for g in list_corrections(store, grader=grader, problem_id=problem_id)}  # the newest
     out = []
-    for entry in assignment["answer_order"]:
+    for entry in in_page_order(assignment["answer_order"]):
         row = rows.get(entry["answer_id"])
         if row is not None:
-            out.append(Slot(entry["alias"], row["id"], row["model"], row["main_answer"], mine.get(row["id"])))
+            out.append(Slot(entry["alias"], row["id"], row["model"], row["main_answer"], mine.get(row["id"]),
+                            fixed.get(row["id"]), _frozen(assignment, entry)))  # fmt: skip
     return out
 
 
@@ -137,13 +178,23 @@ def all_final(found: list[Slot]) -> bool:
 
 
 def revealed(store: Store, assignment: dict[str, Any] | None, found: list[Slot]) -> dict[str, str] | None:
-    """alias → model once all of this grader's answers are final (recording the reveal), else None."""
+    """alias → model once all of this grader's answers are final, else None.
+
+    The first time, the reveal is recorded with a mark on every answer, which freezes their grades
+    (``found`` is updated to match); it is committed before the caller can show any name.
+    """
     if assignment is None:
         return None
     if assignment["revealed_at"] is None:
         if not all_final(found):
             return None
-        GradingRepo(store).set_revealed(assignment["problem_id"], assignment["grader_id"], time.time())
+        order = assignment["answer_order"]
+        marked = [e | {"revealed": True} for e in order]
+        if not GradingRepo(store).set_revealed(assignment["problem_id"], assignment["grader_id"], order, marked,
+                                               time.time()):  # fmt: skip
+            return None  # the answers changed meanwhile (a refresh): nothing is shown
+        for slot in found:
+            slot.frozen = True
     return {s.alias: s.model for s in found}
 
 
@@ -152,8 +203,8 @@ def _blank(value: str | None) -> str:
 
 
 def save(store: Store, slot: Slot, grader: str, values: dict[str, str], *, open_problem: bool) -> Grade:
-    """Save the grader's grade of one slot from the page's fields (strings); :class:`BadGrade` or
-    :class:`StaleGrade` (nothing written) when they cannot be saved."""
+    """Save the grader's grade of one slot from the page's fields (strings): the grade itself before the reveal,
+    a correction beside it after; :class:`BadGrade` or :class:`StaleGrade` (nothing written) when it cannot be."""
     try:
         revision = int(_blank(values.get("revision")) or "0")
         indicators = json.loads(_blank(values.get("indicators")) or "{}")
@@ -161,7 +212,7 @@ def save(store: Store, slot: Slot, grader: str, values: dict[str, str], *, open_
         raise BadGrade("revision must be a number and indicators a JSON object") from None
     if not isinstance(indicators, dict):
         raise BadGrade("indicators must be a JSON object")
-    existing = slot.grade  # read with the slot, in this request
+    existing = slot.shown  # read with the slot, in this request
     row = {"answer_id": slot.answer_id, "grader": grader, "progress": _blank(values.get("progress")) or None,
            "indicators": indicators, "comment": values.get("comment") or "",
            "status": _blank(values.get("status")) or "incomplete", "notes": existing.notes if existing else ""}
@@ -171,11 +222,15 @@ def save(store: Store, slot: Slot, grader: str, values: dict[str, str], *, open_
         raise BadGrade(str(exc)) from None
     if grade.indicators.get("correct_result") == "na" and not open_problem:
         raise BadGrade("N/A for Correct Result is only for open problems")
+    if slot.frozen:
+        return correct_grade(store, grade, expected_revision=revision)
     return save_grade(store, grade, expected_revision=revision)
 
 
 def current_grade(store: Store, slot: Slot, grader: str) -> dict[str, Any]:
-    return grade_view(get_grade(store, slot.answer_id, grader))
+    """The newest revision of the grader's grade of ``slot`` as stored now (its latest correction, if any)."""
+    fixed = list_corrections(store, answer_id=slot.answer_id, grader=grader)
+    return grade_view(fixed[-1] if fixed else get_grade(store, slot.answer_id, grader))
 
 
 def save_notes(store: Store, problem_id: str, grader_id: str, notes: str, revision: str | None) -> int:
@@ -205,7 +260,8 @@ def flag(store: Store, problem_id: str, grader_id: str, found: list[Slot], alias
 
 
 def progress(store: Store, assignment: dict[str, Any], grader: str) -> dict[str, Any]:
-    """One assignment's progress for the admin page: answers, final ones, revealed or not."""
+    """One assignment's progress for the admin page: answers, final ones, revealed or not, corrected grades."""
     found = slots(store, assignment, grader)
     return {"grader": grader, "answers": len(found), "final": sum(s.final for s in found),
-            "revealed": assignment["revealed_at"] is not None}  # fmt: skip
+            "revealed": assignment["revealed_at"] is not None,
+            "corrections": sum(s.correction is not None for s in found)}  # fmt: skip

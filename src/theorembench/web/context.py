@@ -23,8 +23,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from theorembench.methods.improof.problems import OPEN_PROBLEM
+from theorembench.store.accounts import AccountRepo
 from theorembench.store.improof import ImproofRepo
-from theorembench.store.web import WebRepo
 from theorembench.web import csrf, sessions
 from theorembench.web.policy import QUESTION_RULES, Subject, allowed, login_first, signed_in_enough
 from theorembench.web.render import render_markdown
@@ -39,7 +39,7 @@ class Ctx:
     """What a route knows about its request: the user (None when anonymous), the form, the CSRF token."""
 
     request: Request
-    repo: WebRepo
+    repo: AccountRepo
     user: dict[str, Any] | None
     cookie: str
     csrf: str

@@ -16,7 +16,7 @@ from theorembench.common.errors import UserError
 from theorembench.methods.improof import autograde
 from theorembench.methods.improof.answers import get_answer
 from theorembench.methods.improof.catalog import list_problems
-from theorembench.store.web_jobs import JobRepo
+from theorembench.store.jobs import JobRepo
 from theorembench.web import jobs
 from theorembench.web.context import Ctx, PageError, guard, page, redirect
 from theorembench.web.policy import Subject

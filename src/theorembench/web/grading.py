@@ -1,8 +1,10 @@
 """Blind grading pages: a grader's questions, the three-column grading page, autosave of grades and notes, flags.
 
 What a grader may see is decided in :mod:`theorembench.web.blind`: aliases only, until all of
-their answers for the question are final. The save routes take JSON from ``static/grading.js``
-and answer JSON: ``{"revision": n}``, or 409 with the stored values when the page's revision is stale.
+their answers for the question are final; from then on their grades there are frozen and a save is
+kept as a correction (``"correction": true`` in the answer). The save routes take JSON from
+``static/grading.js`` and answer JSON: ``{"revision": n, ...}``, or 409 with the stored values when the
+page's revision is stale.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from theorembench.methods.improof.catalog import get_problem
 from theorembench.methods.improof.grades import PROGRESS, StaleGrade
-from theorembench.store.web_grading import GradingRepo
+from theorembench.store.grading import GradingRepo
 from theorembench.web import admin_grading, blind
 from theorembench.web.context import Ctx, PageError, finish, guard, page, redirect
 from theorembench.web.policy import GRADABLE
@@ -133,7 +135,11 @@ def register(app: FastAPI) -> None:
         except StaleGrade:
             return _json(ctx, {"error": f"Answer {alias} was saved elsewhere since this page was loaded: reload it.",
                                "current": blind.current_grade(store, slot, _grader(ctx))}, 409)  # fmt: skip
-        slot.grade = grade
-        return _json(ctx, {"revision": grade.revision, "status": grade.status, "all_final": blind.all_final(found)})
+        if slot.frozen:
+            slot.correction = grade
+        else:
+            slot.grade = grade
+        return _json(ctx, {"revision": grade.revision, "status": grade.status, "all_final": blind.all_final(found),
+                           "correction": slot.frozen})  # fmt: skip
 
     admin_grading.register(app)

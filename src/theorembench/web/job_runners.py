@@ -20,13 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from theorembench.common.errors import UserError
+from theorembench.common.progress import OnCount
+from theorembench.methods.improof.config import harness_defaults
 from theorembench.store import Store, open_store
-from theorembench.store.web_jobs import JobRepo
+from theorembench.store.jobs import JobRepo
 
-Progress = Callable[[int, int], None]
-TEST_DEFAULTS: dict[str, Any] = {"mode": "agentic", "tools": ["python", "bash"], "main_tokens": 100_000,
-                                 "sub_tokens": 30_000, "tool_timeout_s": 120.0, "tool_memory_mb": 2048,
-                                 "max_retries": 3}  # fmt: skip
+# the harness settings a job passes: the paper's values, from HarnessSettings (epochs and retries: the harness's)
+EVALUATION_DEFAULTS: dict[str, Any] = harness_defaults("mode", "main_tokens", "sub_tokens", "tool_timeout_s",
+                                                       "tool_memory_mb")  # fmt: skip
+# an author's quick try of a question: a deliberately smaller run than the paper's (no search, tighter budgets)
+TEST_DEFAULTS: dict[str, Any] = {**EVALUATION_DEFAULTS, "tools": ["python", "bash"], "main_tokens": 100_000,
+                                 "sub_tokens": 30_000, "tool_timeout_s": 120.0, "tool_memory_mb": 2048}  # fmt: skip
 
 
 class JobFailed(Exception):
@@ -50,7 +54,7 @@ def _incomplete_reason(results: dict[str, Any]) -> str:
     return "some conversations did not finish"
 
 
-def run_test_model(store: Store, job: dict[str, Any], work_dir: Path, progress: Progress) -> dict[str, Any]:
+def run_test_model(store: Store, job: dict[str, Any], work_dir: Path, progress: OnCount) -> dict[str, Any]:
     """Run the harness on a copy of the question version in the job's scratch store; the answer and its grades."""
     from theorembench.methods.improof import autograde
     from theorembench.methods.improof.answers import get_answer
@@ -66,9 +70,9 @@ def run_test_model(store: Store, job: dict[str, Any], work_dir: Path, progress: 
         done = run_improof_eval(scratch, params["model"], problem_ids=[problem.id], out_dir=folder,
                                 log_dir=folder / "logs", progress=progress,
                                 **_harness_args(params, TEST_DEFAULTS))  # fmt: skip
-        if done.incomplete or not done.answer_ids:
+        if done.incomplete or not done.detail["answer_ids"]:
             raise JobFailed(_incomplete_reason(done.results))
-        answer = get_answer(scratch, done.answer_ids[0])
+        answer = get_answer(scratch, done.detail["answer_ids"][0])
         verdicts = autograde.effective_verdicts(scratch, answer["id"])
         subs = [{"index": v["sub_index"], "text": copy.subquestions[v["sub_index"]].text,
                  "answer": answer["sub_answers"][v["sub_index"]], "extracted": v["extracted"],
@@ -80,22 +84,22 @@ def run_test_model(store: Store, job: dict[str, Any], work_dir: Path, progress: 
                 "usage": done.results["usage"], "status": "complete"}  # fmt: skip
 
 
-def run_evaluation(store: Store, job: dict[str, Any], work_dir: Path, progress: Progress) -> dict[str, Any]:
+def run_evaluation(store: Store, job: dict[str, Any], work_dir: Path, progress: OnCount) -> dict[str, Any]:
     """Evaluate a model on the chosen (or all active) problems of the main store."""
     from theorembench.methods.improof.harness import run_improof_eval
 
     params = job["params"]
     folder = work_dir / "evaluations" / job["id"]
-    defaults = {"mode": "agentic", "main_tokens": 300_000, "sub_tokens": 100_000, "epochs": 1, "max_retries": 3}
     done = run_improof_eval(store, params["model"], problem_ids=params.get("problems") or None, out_dir=folder,
-                            log_dir=folder / "logs", progress=progress, **_harness_args(params, defaults))  # fmt: skip
+                            log_dir=folder / "logs", progress=progress,
+                            **_harness_args(params, EVALUATION_DEFAULTS))  # fmt: skip
     if done.incomplete:
         raise JobFailed(f"{done.incomplete} conversation(s) did not finish: {_incomplete_reason(done.results)}")
-    return {"run_id": done.run_id, "answer_ids": done.answer_ids, "summary": done.results["summary"],
+    return {"run_id": done.run_id, "answer_ids": done.detail["answer_ids"], "summary": done.results["summary"],
             "usage": done.results["usage"]}  # fmt: skip
 
 
-KINDS: dict[str, Callable[[Store, dict[str, Any], Path, Progress], dict[str, Any]]] = {
+KINDS: dict[str, Callable[[Store, dict[str, Any], Path, OnCount], dict[str, Any]]] = {
     "test_model": run_test_model, "evaluation": run_evaluation}  # fmt: skip
 
 

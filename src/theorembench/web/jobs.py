@@ -1,6 +1,6 @@
 """Background jobs of the platform: enqueueing (with the per-user limit), the workers, and the question page's section.
 
-:func:`work_once` claims one job (see :class:`theorembench.store.web_jobs.JobRepo`), runs one
+:func:`work_once` claims one job (see :class:`theorembench.store.jobs.JobRepo`), runs one
 attempt of it in a child process (:mod:`theorembench.web.job_runners`) and watches it: the lease
 is renewed every ``heartbeat_s``; a job past its ``timeout_s`` (counted from its first start) is
 stopped and marked timed_out; a worker whose lease was taken over stops its child and leaves the
@@ -27,7 +27,7 @@ from fastapi import FastAPI
 from theorembench.common.errors import UserError
 from theorembench.common.paths import home
 from theorembench.store import Store
-from theorembench.store.web_jobs import MAX_ATTEMPTS, JobRepo
+from theorembench.store.jobs import MAX_ATTEMPTS, JobRepo
 from theorembench.web.policy import allowed
 
 TEST_LIMIT = 20  # test jobs per user in any 24 hours
@@ -87,10 +87,16 @@ def _positive(name: str, value: Any) -> int:
 
 
 def enqueue_evaluation(store: Store, owner: str, *, model: str, mode: str, problems: Sequence[str] = (),
-                       main_tokens: Any = 300_000, sub_tokens: Any = 100_000, epochs: Any = 1,
+                       main_tokens: Any = None, sub_tokens: Any = None, epochs: Any = 1,
                        models: Sequence[str], now: float | None = None) -> str:  # fmt: skip
-    """Queue an evaluation of ``model`` on ``problems`` (empty: every active question at run time)."""
+    """Queue an evaluation of ``model`` on ``problems`` (empty: every active question at run time); budgets left
+    out take the harness's defaults (the paper's)."""
     from theorembench.methods.improof.catalog import get_problem
+    from theorembench.methods.improof.config import harness_defaults
+
+    paper = harness_defaults("main_tokens", "sub_tokens")
+    main_tokens = paper["main_tokens"] if main_tokens in (None, "") else main_tokens
+    sub_tokens = paper["sub_tokens"] if sub_tokens in (None, "") else sub_tokens
 
     _check_model(model, models)
     if mode not in MODES:

@@ -12,7 +12,7 @@ import time
 from email.message import EmailMessage
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from theorembench.store.web import WebRepo
+from theorembench.store.accounts import AccountRepo
 
 DEFAULT_FROM = "improofbench@localhost"
 _PORTS = {"smtp": 25, "smtp+starttls": 587, "smtps": 465}
@@ -45,7 +45,7 @@ def _deliver(smtp_url: str, message: EmailMessage) -> None:
         client.send_message(message)
 
 
-def send_mail(repo: WebRepo, to: str, subject: str, body: str, smtp_url: str | None = None) -> int:
+def send_mail(repo: AccountRepo, to: str, subject: str, body: str, smtp_url: str | None = None) -> int:
     """Put a mail in the outbox and, when SMTP is configured, send it; returns the outbox id. Never raises on SMTP."""
     mail_id = repo.add_mail(to, subject, body)
     if smtp_url:

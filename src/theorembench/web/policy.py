@@ -87,9 +87,6 @@ QUESTION_RULES: dict[str, Rule] = {
     "job_view": lambda w, s: w.admin or w.author,
 }
 
-ACTIONS = PUBLIC | MEMBERS | AUTHORS | ADMIN | frozenset(QUESTION_RULES)
-
-
 def roles_of(user: dict[str, Any] | None) -> frozenset[str]:
     return frozenset(user.get("roles") or ()) if user else frozenset()
 

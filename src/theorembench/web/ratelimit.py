@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from theorembench.store.web import WebRepo
+from theorembench.store.accounts import AccountRepo
 
 
 @dataclass(frozen=True)
@@ -27,13 +27,13 @@ def _keys(kind: str, ip: str, email: str) -> list[str]:
     return [f"{kind}:ip:{ip}", f"{kind}:email:{email.strip().lower()[:254]}"]
 
 
-def exceeded(repo: WebRepo, kind: str, limit: Limit, ip: str, email: str) -> bool:
+def exceeded(repo: AccountRepo, kind: str, limit: Limit, ip: str, email: str) -> bool:
     """Whether the window of the address or of the email is already full (checks, counts nothing)."""
     now = time.time()
     return any(repo.hits(key, now, limit.window_s) >= limit.limit for key in _keys(kind, ip, email))
 
 
-def count(repo: WebRepo, kind: str, limit: Limit, ip: str, email: str) -> bool:
+def count(repo: AccountRepo, kind: str, limit: Limit, ip: str, email: str) -> bool:
     """Count one attempt for the address and the email; True when either is now over the limit."""
     now = time.time()
     counts = [repo.hit(key, now, limit.window_s) for key in _keys(kind, ip, email)]

@@ -5,6 +5,13 @@ The state moves are plain functions over the store (:func:`invite_reviewer`, :fu
 A review recommending a revision, or finding the question not suitable, sends the question back to
 draft through the catalogue's :func:`~theorembench.methods.improof.catalog.set_status`, in the same
 transaction as the review. An anonymous review never shows its reviewer to the author.
+
+Approval (:func:`approval_blocker`, which the status move to "approved" consults) follows the paper: a
+question is accepted only when a reviewer and the administrator have no remaining concerns. Only reviews
+of the current version count, since a revision changes what was judged; among them each reviewer's latest
+submitted review is their standing. At least one reviewer must recommend it, and none may still ask for
+revision or find it not suitable (a concern is withdrawn by the same reviewer's later recommendation, or
+made moot by a new version). The administrator's decision is the move itself.
 """
 
 from __future__ import annotations
@@ -16,10 +23,10 @@ from fastapi.responses import HTMLResponse, Response
 
 from theorembench.common.errors import UserError
 from theorembench.methods.improof.catalog import set_status
+from theorembench.store.accounts import AccountRepo
 from theorembench.store.db import Store
 from theorembench.store.improof import ImproofRepo
-from theorembench.store.web import WebRepo
-from theorembench.store.web_reviews import ReviewRepo, users_with_roles
+from theorembench.store.reviews import ReviewRepo, users_with_roles
 from theorembench.web.accounts import AccountError, normalise_email
 from theorembench.web.context import Ctx, PageError, guard, page, redirect
 from theorembench.web.outbox import send_mail
@@ -51,7 +58,7 @@ def invite_reviewer(store: Store, problem_id: str, email: str, *, by: str | None
         address = normalise_email(email)
     except AccountError as exc:
         raise ReviewError(str(exc)) from None
-    user = WebRepo(store).user_by_email(address)
+    user = AccountRepo(store).user_by_email(address)
     if user is None or not user["verified"] or "reviewer" not in user["roles"]:
         raise ReviewError(f"{address} is not a verified reviewer: invite them to the platform as a reviewer first, "
                           "from the outbox page (/admin/outbox)")  # fmt: skip
@@ -103,6 +110,27 @@ def submit_review(store: Store, review_id: int, *, recommendation: str, anonymou
     except UserError as exc:
         raise ReviewError(str(exc)) from None
     return back
+
+
+def approval_blocker(store: Store, problem_id: str) -> str | None:
+    """Why the question cannot be approved now (one line), or None when the reviews allow it (see the module)."""
+    found = ImproofRepo(store).problem(problem_id)
+    if found is None:
+        return f"no question {problem_id!r}"
+    version = int(found["current_version"])
+    standing: dict[str, str] = {}
+    found = ReviewRepo(store).for_problem(problem_id)
+    done = [r for r in found if r["state"] == "submitted" and r["version"] == version]
+    for review in sorted(done, key=lambda r: (r["submitted_at"] or 0, r["id"])):
+        standing[review["reviewer_id"]] = review["recommendation"]
+    concerns = sorted(RECOMMENDATIONS[r].lower() for r in standing.values() if r in BACK_TO_DRAFT)
+    if concerns:
+        return (f"a review of version {version} still has concerns ({', '.join(concerns)}): the author revises the "
+                "question, or that reviewer recommends it in a new review")  # fmt: skip
+    if "recommend" not in standing.values():
+        return (f"no reviewer has recommended version {version} yet: invite a reviewer and approve once a review "
+                "recommends it")  # fmt: skip
+    return None
 
 
 def respond_to_review(store: Store, review_id: int, text: str) -> None:

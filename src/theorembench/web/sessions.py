@@ -15,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from theorembench.store.web import WebRepo
+from theorembench.store.accounts import AccountRepo
 
 COOKIE = "tb_session"
 SESSION_TTL_S = 14 * 24 * 3600
@@ -35,7 +35,7 @@ def cookie_value(request: Request) -> str | None:
     return value if value and 20 <= len(value) <= 100 else None
 
 
-def session_user(repo: WebRepo, value: str | None, now: float | None = None) -> dict[str, Any] | None:
+def session_user(repo: AccountRepo, value: str | None, now: float | None = None) -> dict[str, Any] | None:
     """The user of a live session cookie value, or None (anonymous, expired, unknown)."""
     if not value:
         return None
@@ -43,7 +43,7 @@ def session_user(repo: WebRepo, value: str | None, now: float | None = None) -> 
     return repo.user(row["user_id"]) if row else None
 
 
-def start(repo: WebRepo, user_id: str, old: str | None) -> str:
+def start(repo: AccountRepo, user_id: str, old: str | None) -> str:
     """A new session for ``user_id`` (the old id, if any, is dropped); returns the new cookie value."""
     now = time.time()
     if old:
@@ -54,7 +54,7 @@ def start(repo: WebRepo, user_id: str, old: str | None) -> str:
     return value
 
 
-def end(repo: WebRepo, value: str | None) -> str:
+def end(repo: AccountRepo, value: str | None) -> str:
     """Drop the session of ``value``; returns a fresh anonymous cookie value."""
     if value:
         repo.delete_session(_digest(value))

@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from theorembench.common.errors import UserError
-from theorembench.evaluate.answers.extract import extract_answer
+from theorembench.evaluate.answers.extract import expected_answer, extract_answer
 from theorembench.evaluate.answers.normalize import KINDS, guess_kind
 from theorembench.evaluate.answers.verdict import Verdict
 
 MAX_REPLY_CHARS = 2_000_000
-MAX_CANDIDATES = 20
 SHOW_EXTRACTED = 2_000
 STARTUP_SECONDS = 120.0
 
@@ -126,8 +125,8 @@ class AnswerChecker:
             raise UserError(f"unknown answer kind {kind!r}: use one of {', '.join(KINDS)}")
         if len(reply) > MAX_REPLY_CHARS or len(expected) > MAX_REPLY_CHARS:
             return Verdict(None, kind or "unknown", "high", [f"too large: over {MAX_REPLY_CHARS} characters"])
-        kind = kind or guess_kind(expected)
-        found = extract_answer(reply)
+        given, kind = kind, kind or guess_kind(expected_answer(expected)[0])
+        found = extract_answer(reply, sentences=kind != "boolean")
         verdict = Verdict(None, kind, source=found.source)
         if found.text is not None:
             verdict.extracted = found.text if len(found.text) <= SHOW_EXTRACTED else found.text[:SHOW_EXTRACTED] + "..."
@@ -135,11 +134,13 @@ class AnswerChecker:
             verdict.warn(message, "high" if found.text is None else "low")
         if found.text is None:
             return verdict
-        result = self._ask({"expected": expected, "candidates": found.candidates[-MAX_CANDIDATES:], "kind": kind,
-                            "rel_tol": self.rel_tol, "abs_tol": self.abs_tol})  # fmt: skip
+        result = self._ask({"expected": expected, "candidates": [found.text], "kind": given, "rel_tol": self.rel_tol,
+                            "abs_tol": self.abs_tol})  # fmt: skip
         verdict.correct = result.get("correct")
         verdict.kind = result.get("kind", kind)
         verdict.expected, verdict.answer = result.get("expected"), result.get("answer")
+        if len(found.candidates) > 1:
+            verdict.warn(f"{len(found.candidates)} different boxed answers: the last one counts", "low")
         for message in result.get("messages", []):
             verdict.warn(message, "low")
         if result.get("warning") in ("low", "high"):

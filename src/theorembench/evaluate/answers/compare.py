@@ -1,50 +1,50 @@
 """Equivalence by kind: the judgement that runs inside the worker process.
 
-``judge`` parses the expected answer and the candidate answers (the last one is the answer;
-the others are earlier boxed answers that must agree with it) and returns a plain dict that
-becomes a :class:`~theorembench.evaluate.answers.verdict.Verdict`.
+``judge`` reads the expected answer and the reply's final answer (the last boxed answer,
+when there are several: earlier boxes are drafts) into forms (``forms``) and compares them
+(``scalars`` for values and equations, ``sequences`` for collections, ``textual`` for
+option letters and words). It returns a plain dict that becomes a
+:class:`~theorembench.evaluate.answers.verdict.Verdict`. Whatever cannot be judged with
+confidence (an ambiguous bracket, names out of order, a hedged yes/no, two different
+units) comes back as ``correct: None`` with a warning, never as True.
 """
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass, field
 from typing import Any
 
 import sympy
 
-from theorembench.evaluate.answers.normalize import boolean, clean, elements, guess_kind, strip_lhs
-from theorembench.evaluate.answers.parser import ParseError, TooLarge, parse_math
+from theorembench.evaluate.answers.extract import expected_answer
+from theorembench.evaluate.answers.forms import Equation, Matrix, Seq, Several, Union, Value, read
+from theorembench.evaluate.answers.normalize import boolean, clean, guess_kind
+from theorembench.evaluate.answers.parser import ParseError, TooLarge
+from theorembench.evaluate.answers.scalars import Notes, Tolerance, same_equation, same_value
+from theorembench.evaluate.answers.sequences import same_matrix, same_seq, same_set, same_union
+from theorembench.evaluate.answers.textual import as_text, expected_letter, letters, same_text
 
 SHOW_CHARS = 300
-MAX_ELEMENTS = 2_000
+UNREADABLE = (ParseError, RecursionError, ValueError, TypeError, AttributeError)
 
-
-@dataclass
-class Tolerance:
-    rel: float = 1e-6
-    abs: float = 1e-9
-
-
-@dataclass
-class Notes:
-    """Warnings gathered while judging: each has a level (``low`` or ``high``)."""
-
-    messages: list[str] = field(default_factory=list)
-    level: str = "none"
-
-    def add(self, message: str, level: str = "low") -> None:
-        if message not in self.messages:
-            self.messages.append(message)
-        if level == "high" or self.level == "none":
-            self.level = level
+__all__ = ["Notes", "Tolerance", "judge", "show"]
 
 
 def show(value: Any, kind: str = "") -> str:
     """A parsed value as a short string (huge integers by their size and last digits, never converted whole)."""
-    if isinstance(value, list):
-        left, right = {"set": "{}", "list": "[]"}.get(kind, "()")
-        text = left + ", ".join(show(v) for v in value[:50]) + (", ..." if len(value) > 50 else "") + right
+    if isinstance(value, Value):
+        text = show(value.expr) + ("%" if value.trailers.percent else "")
+        text = ("~" if value.approx else "") + text + (f" {value.trailers.unit}" if value.trailers.unit else "")
+    elif isinstance(value, Seq):
+        body = ", ".join(show(v) for v in value.items[:50]) + (", ..." if len(value.items) > 50 else "")
+        text = (value.open or "") + body + (value.close or "")
+    elif isinstance(value, Several):
+        text = " or ".join(show(v) for v in value.items[:50])
+    elif isinstance(value, Union):
+        text = " U ".join(show(p) for p in value.parts[:50])
+    elif isinstance(value, Matrix):
+        text = "[" + "; ".join(", ".join(show(x) for x in row) for row in value.rows[:50]) + "]"
+    elif isinstance(value, Equation):
+        text = f"{show(value.lhs)} = {show(value.rhs)}"
     elif isinstance(value, sympy.Integer) and abs(int(value)).bit_length() > 30_000:
         digits = int(abs(int(value)).bit_length() * 0.30103) + 1
         text = f"<integer of about {digits} digits ending ...{abs(int(value)) % 10**12:012d}>"
@@ -60,126 +60,158 @@ def _size(value: sympy.Basic) -> int:
     return max(abs(int(p)).bit_length(), abs(int(q)).bit_length())
 
 
-def parse(text: str, kind: str) -> Any:
-    """The value of ``text`` read as ``kind``: a sympy object, a bool, or a list of (element kind, value)."""
-    if kind == "boolean":
-        value = boolean(text)
-        if value is None:
-            raise ParseError("not Yes/No/True/False")
-        return value
-    if kind in ("tuple", "list", "set"):
-        parts, _ = elements(text)
-        if len(parts) > MAX_ELEMENTS:
-            raise TooLarge("too many elements")
-        return [parse(p, "tuple" if guess_kind(p) in ("tuple", "list", "set") else "expression") for p in parts]
-    return parse_math(strip_lhs(clean(text)))
+def _as_equation(form: Any) -> tuple[Any, Any] | None:
+    if isinstance(form, Equation):
+        return form.lhs, form.rhs
+    if isinstance(form, Value) and form.name and not form.approx:
+        return sympy.Symbol(form.name), form.expr
+    return None
 
 
-def equal(kind: str, expected: Any, answer: Any, tol: Tolerance, notes: Notes) -> bool:
-    """Whether ``answer`` equals ``expected`` as answers of ``kind``."""
-    if kind == "boolean":
-        return expected is answer
-    if kind in ("tuple", "list", "set"):
-        return _collection(kind, expected, answer, tol, notes)
-    if kind in ("integer", "rational"):
-        return bool(answer.is_Rational) and bool(expected == answer)
-    if kind == "real" and (expected.free_symbols or answer.free_symbols):
+def _values(e: Value, a: Value, kind: str, tol: Tolerance, notes: Notes) -> bool | None:
+    if a.approx and kind != "real":
+        notes.add("an approximation (\\approx) is not an exact answer")
         return False
-    if kind == "real":
-        return _real(expected, answer, tol, notes)
-    return _expression(expected, answer, notes)
-
-
-def _collection(kind: str, expected: list, answer: list, tol: Tolerance, notes: Notes) -> bool:
-    def same(e: Any, a: Any) -> bool:
-        if isinstance(e, list) or isinstance(a, list):
-            return isinstance(e, list) and isinstance(a, list) and _collection("tuple", e, a, tol, notes)
-        return _expression(e, a, notes)
-
-    if kind != "set":
-        return len(expected) == len(answer) and all(same(e, a) for e, a in zip(expected, answer, strict=True))
-    if all(isinstance(v, sympy.Basic) and v.is_Rational for v in expected + answer):  # fast path: exact numbers
-        return set(expected) == set(answer)
-    return all(any(same(e, a) for e in expected) for a in answer) and all(
-        any(same(e, a) for a in answer) for e in expected
-    )
-
-
-def _real(expected: sympy.Basic, answer: sympy.Basic, tol: Tolerance, notes: Notes) -> bool:
-    if expected == answer:
-        return True
-    e, a = sympy.N(expected, 30), sympy.N(answer, 30)
-    if not (e.is_real and a.is_real):
-        return bool(e.is_finite and a.is_finite and abs(e - a) <= tol.abs)
-    diff = abs(e - a)
-    if diff <= max(tol.abs, tol.rel * abs(e)):
-        if diff != 0:
-            notes.add(f"tolerance used (difference {float(diff):.3g})")
-        return True
+    eu, au = e.trailers.unit, a.trailers.unit
+    if eu and au and eu != au:
+        notes.add(f"different units ({eu}, {au}): not compared", "high")
+        return None
+    if eu != au:
+        notes.add(f"unit set aside: {eu or au}")
+    if e.name and a.name and e.name != a.name:
+        pair_e, pair_a = _as_equation(e), _as_equation(a)
+        if (e.expr.free_symbols or a.expr.free_symbols) and pair_e and pair_a:  # "y = 2x + 1", "x = 2y + 1"
+            return same_equation(pair_e, pair_a, notes)
+        notes.add(f"the answer names {a.name}, the expected answer {e.name}")
+    ev, av = e.expr, a.expr
+    if e.trailers.percent == a.trailers.percent:
+        return same_value(kind, ev, av, tol, notes)
+    plain, scaled = (ev, av / 100) if a.trailers.percent else (ev / 100, av)
+    verdict = same_value("real" if kind == "real" else "expression", plain, scaled, tol, notes)
+    if verdict is not False:
+        return verdict
+    if ev == av:  # "28%" against "28": the same number with and without the percent sign
+        number = ev if not e.trailers.percent else av
+        if number.is_Integer and abs(number) > 1:  # 1% is not 1 (a fraction could be 1)
+            notes.add("percent sign on one side only: the same whole number")
+            return True
+        notes.add("percent sign on one side only: a fraction or a percentage?", "high")
+        return None
     return False
 
 
-def _expression(expected: sympy.Basic, answer: sympy.Basic, notes: Notes) -> bool:
-    if expected == answer:
-        return True
-    if expected.is_Rational and answer.is_Rational:
+def equal_forms(e: Any, a: Any, kind: str, explicit: str | None, tol: Tolerance, notes: Notes) -> bool | None:
+    """Whether answer form ``a`` is expected form ``e`` (None: not judged, with a note saying why)."""
+    wants_set = explicit == "set" or (isinstance(e, Seq) and e.open in ("\\{", "{"))
+    if isinstance(e, Several):
+        e = Seq("\\{", "\\}", e.items)
+        wants_set = True
+    if isinstance(a, Several):
+        if wants_set:
+            a = Seq(None, None, a.items)
+        else:
+            notes.add("several candidates in one answer")
+            return False
+    if isinstance(e, Value) and isinstance(a, Value):
+        return _values(e, a, kind, tol, notes)
+    if isinstance(e, Equation) or isinstance(a, Equation):
+        pair_e, pair_a = _as_equation(e), _as_equation(a)
+        if pair_e is None or pair_a is None:
+            notes.add("an equation against a value")
+            return False
+        return same_equation(pair_e, pair_a, notes)
+    if isinstance(e, Matrix) or isinstance(a, Matrix):
+        if isinstance(e, (Matrix, Seq)) and isinstance(a, (Matrix, Seq)):
+            return same_matrix(e, a, notes)
         return False
-    diff = expected - answer
-    symbols = sorted(diff.free_symbols, key=str)
-    if not symbols:
-        value = sympy.N(diff, 50)
-        scale = max(1, abs(sympy.N(expected, 15))) if expected.is_number else sympy.Float(1)
-        if value.is_finite is not True or scale.is_finite is not True or abs(value) > scale * sympy.Float(10) ** -40:
-            return False
-        if sympy.simplify(diff) == 0:
-            return True
-        notes.add("equal to 40 digits, not proved symbolically")
-        return True
-    rng = random.Random(0)
-    for _ in range(5):  # a cheap numerical test first: most wrong answers end here
-        point = {s: sympy.Rational(rng.randint(11, 299), 97) for s in symbols}
-        value = diff.evalf(30, subs=point)  # floats at the point: never an exact huge power
-        if not value.is_number or value.is_finite is not True or abs(value) > 1e-20:
-            return False
-    if sympy.expand(diff) == 0 or sympy.simplify(diff) == 0:
-        return True
-    notes.add("checked at random points, not proved symbolically")
-    return True
+    if isinstance(e, Union) or isinstance(a, Union):
+        if isinstance(e, (Union, Seq)) and isinstance(a, (Union, Seq)):
+            return same_union(e, a, notes)
+        return False
+    if isinstance(e, Seq) and isinstance(a, Seq):
+        return same_seq(e, a, explicit, notes)
+    if isinstance(e, Seq) and isinstance(a, Value):
+        if (wants_set or kind == "set") and len(e.items) == 1:
+            return same_set(e.items, [a], notes)
+        notes.add("one value where a collection is expected")
+        return False
+    if isinstance(e, Value) and isinstance(a, Seq):
+        notes.add("a collection where one value is expected")
+        return False
+    return False
+
+
+def _words_or_letter(exp: str, answer: str, explicit: str | None, notes: Notes) -> tuple[bool, bool | None]:
+    """(handled, verdict) for an option letter or a text answer; (False, None) when the expected is neither."""
+    if explicit is None and (letter := expected_letter(exp)):
+        named = letters(answer)
+        if len(named) == 1:
+            return True, named == {letter}
+        notes.add("several option letters in the answer" if named else "no option letter in the answer", "high")
+        return True, None
+    text = as_text(exp, wrapped_only=True)
+    if text is None and explicit in (None, "expression") and (words := as_text(exp)) is not None:
+        try:  # words that read as a formula ("odd" is o*d*d, "pi") stay a formula
+            read(exp, kind=explicit or "expression")
+        except UNREADABLE + (TooLarge,):
+            text = words
+    if text is None:
+        return False, None
+    words = as_text(answer)
+    if words is None:
+        notes.add("a text answer was expected; the answer is not plain words", "high")
+        return True, None
+    verdict = same_text(text, words)
+    if verdict is None:
+        notes.add("two different texts: not judged", "high")
+    return True, verdict
 
 
 def judge(expected: str, candidates: list[str], kind: str | None, tol: Tolerance) -> dict[str, Any]:
-    """The verdict, as a dict, on ``candidates[-1]`` (earlier candidates: other boxed answers that must agree)."""
+    """The verdict, as a dict, on ``candidates[-1]``, the final answer (the caller sends only that one)."""
     notes = Notes()
-    kind = kind or guess_kind(expected)
+    explicit = kind
+    exp, boxed = expected_answer(expected)
+    if boxed:
+        notes.add("expected answer taken from its last \\boxed{}")
+    kind = kind or guess_kind(exp)
+    answer = candidates[-1]
     result: dict[str, Any] = {"kind": kind, "correct": None, "expected": None, "answer": None}
+    if kind == "boolean":
+        e_bool, a_bool = boolean(exp), boolean(answer)
+        result.update(expected=str(e_bool), answer=str(a_bool))
+        if e_bool is None:
+            notes.add("expected answer unparsed: not Yes/No/True/False", "high")
+        elif a_bool is None:
+            notes.add("unparsed: not one plain, unconditional Yes/No/True/False", "high")
+        else:
+            result["correct"] = e_bool is a_bool
+        return {**result, "warning": notes.level, "messages": notes.messages}
+    handled, verdict = _words_or_letter(exp, answer, explicit, notes)
+    if handled:
+        result.update(correct=verdict, expected=clean(exp)[:SHOW_CHARS], answer=clean(answer)[:SHOW_CHARS])
+        return {**result, "warning": notes.level, "messages": notes.messages}
     try:
-        exp_value = parse(expected, kind)
-        result["expected"] = show(exp_value, kind)
-    except (ParseError, TooLarge, RecursionError, ValueError, TypeError) as exc:
-        if clean(expected) == clean(candidates[-1]):
-            result.update(correct=True, expected=clean(expected)[:SHOW_CHARS], answer=clean(candidates[-1])[:SHOW_CHARS])
+        e_form = read(exp, kind=kind)
+        result["expected"] = show(e_form, kind)
+    except UNREADABLE + (TooLarge,) as exc:
+        if clean(exp) == clean(answer):
+            result.update(correct=True, expected=clean(exp)[:SHOW_CHARS], answer=clean(answer)[:SHOW_CHARS])
             notes.add(f"expected answer unparsed ({exc}); matched as text")
         else:
             notes.add(f"expected answer unparsed: {exc}", "high")
         return {**result, "warning": notes.level, "messages": notes.messages}
-    values = []
-    for text in candidates[::-1]:
-        try:
-            values.append(parse(text, kind))
-        except TooLarge as exc:
-            notes.add(f"too large: {exc}", "high")
-            values.append(None)
-        except (ParseError, RecursionError, ValueError, TypeError) as exc:
+    try:
+        a_form = read(answer, kind=kind)
+    except TooLarge as exc:
+        notes.add(f"too large: {exc}", "high")
+        return {**result, "warning": notes.level, "messages": notes.messages}
+    except UNREADABLE as exc:
+        if clean(exp) == clean(answer):
+            result["correct"] = True
+        else:
             notes.add(f"unparsed: {exc}", "high")
-            values.append(None)
-    answer = values[0]
-    if answer is not None:
-        result["answer"] = show(answer, kind)
-        result["correct"] = equal(kind, exp_value, answer, tol, notes)
-        others = values[1:]
-        if others and not all(v is not None and equal(kind, v, answer, tol, notes) for v in others):
-            result["correct"] = False
-            notes.add("two different boxed answers", "high")
-    elif clean(expected) == clean(candidates[-1]):
-        result["correct"] = True
+        return {**result, "warning": notes.level, "messages": notes.messages}
+    result["answer"] = show(a_form, kind)
+    result["correct"] = equal_forms(e_form, a_form, kind, explicit, tol, notes)
     return {**result, "warning": notes.level, "messages": notes.messages}

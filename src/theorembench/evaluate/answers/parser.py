@@ -46,8 +46,17 @@ _GREEK = {
 _FUNCTIONS = {
     "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "cot": sympy.cot, "sec": sympy.sec, "csc": sympy.csc,
     "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan, "sinh": sympy.sinh, "cosh": sympy.cosh,
-    "tanh": sympy.tanh, "exp": sympy.exp, "ln": sympy.log, "log": sympy.log, "sqrt": sympy.sqrt,
+    "tanh": sympy.tanh, "exp": sympy.exp, "ln": sympy.log, "log": sympy.log, "sqrt": sympy.sqrt, "coth": sympy.coth,
+    "arccot": sympy.acot, "arcsec": sympy.asec, "arccsc": sympy.acsc, "arcsinh": sympy.asinh, "arccosh": sympy.acosh,
+    "arctanh": sympy.atanh, "sech": sympy.sech, "csch": sympy.csch,
 }  # fmt: skip
+# Greek letters that are functions when an argument in parentheses follows: \zeta(2), \Gamma(1/2)
+_GREEK_FUNCTIONS = ("zeta", "Gamma")
+_CLOSERS = {"rfloor": sympy.floor, "rceil": sympy.ceiling}
+_OPENERS = {"lfloor": "rfloor", "lceil": "rceil"}
+# English words that are never a product of variables in an answer ("5 or 6", "x and y")
+_STOPWORDS = {"or", "and", "is", "if", "the", "not", "for", "are", "but", "all", "any", "was", "to", "of", "be", "mod",
+              "yes", "no", "so", "it", "has", "can"}  # fmt: skip
 _CONSTANTS = {"pi": sympy.pi, "infty": sympy.oo, "infinity": sympy.oo, "inf": sympy.oo, "oo": sympy.oo, "e": sympy.E,
               "i": sympy.I}  # fmt: skip
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
@@ -109,6 +118,19 @@ def binomial(n: sympy.Basic, k: sympy.Basic) -> sympy.Basic:
     elif n.is_Integer and abs(n) > 10**9:
         raise TooLarge("binomial too large to evaluate")
     return sympy.binomial(n, k)
+
+
+def special(name: str, arg: sympy.Basic) -> sympy.Basic:
+    """``zeta(arg)`` or ``Gamma(arg)``, refused where an exact value would be huge (zeta(10^6), Gamma(10^9))."""
+    if arg.is_number and (not arg.is_finite or (arg.is_real and abs(arg) > 10**9)):
+        raise TooLarge(f"{name} argument too large")
+    if name == "zeta":
+        if arg.is_Integer and abs(arg) > 400:
+            raise TooLarge("zeta argument too large")
+        return sympy.zeta(arg)
+    if arg.is_Integer and arg > 0:
+        return factorial(arg - 1)
+    return sympy.gamma(arg)
 
 
 def multiply(a: sympy.Basic, b: sympy.Basic) -> sympy.Basic:
@@ -187,7 +209,7 @@ class _Parser:
         if kind in ("num", "word"):
             return True
         if kind == "cmd":
-            return text not in ("\\}", "\\|")
+            return text not in ("\\}", "\\|", "\\degree") and text[1:] not in _CLOSERS
         return text in ("(", "[", "{")
 
     def term(self) -> sympy.Basic:
@@ -226,9 +248,11 @@ class _Parser:
 
     def postfix(self) -> sympy.Basic:
         value = self.primary()
-        while self.peek()[1] == "!":
-            self.take()
-            value = factorial(value)
+        while self.peek()[1] in ("!", "\\degree"):
+            if self.take()[1] == "!":
+                value = factorial(value)
+            else:  # 30^\circ inside a formula: degrees as radians
+                value = value * sympy.pi / 180
         return value
 
     def group(self) -> sympy.Basic:
@@ -287,6 +311,14 @@ class _Parser:
             return sympy.log(self.argument(), base)
         if name in _FUNCTIONS:
             return self.call(name)
+        if name in _GREEK_FUNCTIONS and self.peek()[1] == "(":
+            return special(name, self.primary())
+        if name in _OPENERS:
+            value = self.sum()
+            self.expect("\\" + _OPENERS[name])
+            return _CLOSERS[_OPENERS[name]](value)
+        if name in ("gcd", "lcm"):
+            return self.gcd_lcm(name)
         if name in _CONSTANTS:
             return _CONSTANTS[name]
         if name in _GREEK:
@@ -308,7 +340,27 @@ class _Parser:
             return power(sympy.E, arg)
         return _FUNCTIONS[name](arg)
 
+    def gcd_lcm(self, name: str) -> sympy.Basic:
+        """``gcd(a, b, ...)`` or ``lcm(...)`` of integers (anything else is not read)."""
+        self.expect("(")
+        args = [self.sum()]
+        while self.peek()[1] == ",":
+            self.take()
+            args.append(self.sum())
+        self.expect(")")
+        if not all(a.is_Integer for a in args) or any(_bits(a) > 10_000 for a in args):
+            raise ParseError(f"{name} of non-integers")
+        fold = sympy.igcd if name == "gcd" else sympy.ilcm
+        value = args[0]
+        for a in args[1:]:
+            value = sympy.Integer(fold(int(value), int(a)))
+        return value
+
     def word(self, text: str) -> sympy.Basic:
+        if text.lower() in _STOPWORDS:
+            raise ParseError(f"a word, not a formula: {text!r}")
+        if text in ("gcd", "lcm") and self.peek()[1] == "(":
+            return self.gcd_lcm(text)
         if text in _FUNCTIONS and self.peek()[1] in ("(", "{"):
             return self.call(text)
         if text in ("pi", "oo", "inf", "infty", "infinity"):

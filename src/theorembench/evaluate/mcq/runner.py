@@ -25,11 +25,19 @@ from typing import Any
 
 from theorembench.common.digest import json_digest
 from theorembench.common.outputs import write_json
+from theorembench.common.progress import OnCount
+from theorembench.common.stats import Estimate
 from theorembench.evaluate.inspect_log import LogSample, default_log_dir, write_inspect_log
+from theorembench.evaluate.mcq import protocol
 from theorembench.evaluate.mcq.items import Dataset, Item
 from theorembench.evaluate.mcq.protocol import Presented, extract_answer, messages, shuffle_options
+from theorembench.evaluate.mcq.released import released_results
 from theorembench.evaluate.mcq.summary import sketch_gain, summarize
-from theorembench.llm import LLM, Completion, GenerateSettings, LLMError, ModelSpec
+from theorembench.evaluate.result import EvalResult
+from theorembench.evaluate.samples import Sample, Scored, run_samples
+from theorembench.llm import LLM, Completion, GenerateSettings, ModelSpec
+from theorembench.pipeline.identity import source_digest
+from theorembench.pipeline.steps import StepRunner
 from theorembench.store import Store, loads
 
 KIND = "eval.mcq"
@@ -53,6 +61,7 @@ class MCQConfig:
     user_template: str | None = None  # replaces the released user-message layout
     prompt_sources: dict[str, str] = field(default_factory=dict)  # where they came from (files), for the record
     preset: str | None = None  # the sampling preset the settings came from, for the record
+    results_flavour: str = "theorembench"  # or "released": the authors' results file (evaluate/mcq/released.py)
 
     def prompt_for(self, item: Item, index: int) -> tuple[Presented, list[dict[str, str]]]:
         """The item as shown (shuffled, keyed) and the messages sent for it."""
@@ -70,30 +79,14 @@ class MCQConfig:
             "seed": self.seed,
             "prompt_style": self.prompt_style,
             "settings": self.settings.cache_fields(),
+            # the protocol's own prompt texts and answer extraction: edit them and the run is made anew
+            "protocol": source_digest([protocol], constants=True),
         }
         if self.system_prompt is not None:
             payload["system_prompt"] = self.system_prompt
         if self.user_template is not None:
             payload["user_template"] = self.user_template
         return json_digest(payload, 32, ascii_only=True)
-
-
-@dataclass
-class ItemOutcome:
-    index: int
-    record: dict[str, Any]
-    resumed: bool = False
-
-
-@dataclass
-class MCQRun:
-    run_id: str
-    output: dict[str, Any]
-    out_path: Path
-    log_path: Path | None
-    resumed_items: int
-    calls_made: int
-    cache_hits: int
 
 
 def default_out_path(cfg: MCQConfig, month: str) -> Path:
@@ -167,26 +160,49 @@ def _item_record(item: Item, raw: dict[str, Any], index: int, correct_label: str
     return record
 
 
+class _ItemSamples:
+    """The released protocol's sample for the one sample loop: one shuffled item asked once (samples in
+    ``fresh``, unparsed in an earlier run, are asked past the cache), scored by its extracted letter."""
+
+    stage = "answer"
+
+    def __init__(self, llm: LLM, spec: ModelSpec, cfg: MCQConfig, presented: Presented,
+                 msgs: list[dict[str, str]], fresh: set[int]):  # fmt: skip
+        self.llm, self.spec, self.cfg, self.presented, self.msgs, self.fresh = llm, spec, cfg, presented, msgs, fresh
+
+    def key(self, sample: Sample) -> str:
+        return f"{sample.index}#{sample.epoch}"
+
+    def target(self, sample: Sample) -> str:
+        return self.presented.correct_label
+
+    async def ask(self, sample: Sample) -> dict[str, Any]:
+        completion = await self.llm.generate(self.spec, self.msgs, self.cfg.settings, purpose=KIND, sample=sample.epoch,
+                                             use_cache=False if sample.epoch in self.fresh else None)  # fmt: skip
+        return _sample_record(completion, None, self.presented.correct_label)
+
+    def score(self, sample: Sample, record: dict[str, Any]) -> Scored:
+        return Scored(sample, record["status"], float(bool(record["is_correct"])), self.target(sample),
+                      answer=record["model_answer"], call_ids=[record["call_id"]], detail=record)  # fmt: skip
+
+
 async def _evaluate_item(llm: LLM, spec: ModelSpec, cfg: MCQConfig, index: int, item: Item, raw: dict[str, Any],
                          fresh: set[int]) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
-    """Ask every sample of one item; the samples in ``fresh`` (unparsed before) are asked past the cache."""
+    """Ask every sample of one item through the sample loop (the run's result rows are its store: see
+    :func:`_resumable`); a sample whose call failed is an ``error`` record, counted as wrong."""
     presented, msgs = cfg.prompt_for(item, index)
-
-    async def one(sample: int) -> dict[str, Any]:
-        try:
-            completion = await llm.generate(spec, msgs, cfg.settings, purpose=KIND, sample=sample,
-                                            use_cache=False if sample in fresh else None)  # fmt: skip
-        except LLMError as exc:
-            rec = _sample_record(None, f"{exc.kind}: {exc.message} (after {exc.attempts} attempts)",
-                                 presented.correct_label)  # fmt: skip
-            rec["call_id"] = exc.call_id
-            return rec
-        return _sample_record(completion, None, presented.correct_label)
-
-    samples = list(await asyncio.gather(*(one(s) for s in range(cfg.n))))
+    task = _ItemSamples(llm, spec, cfg, presented, msgs, fresh)
+    scored = await run_samples(StepRunner(None, KIND), task, [Sample(index, item.id, s) for s in range(cfg.n)])
+    samples = [sc.detail if sc.answered else _failed_record(sc, presented.correct_label) for sc in scored]
     record = _item_record(item, raw, index, presented.correct_label, presented.origin, samples, cfg)
     record["_messages"] = msgs
     return record, samples
+
+
+def _failed_record(sc: Scored, correct_label: str) -> dict[str, Any]:
+    rec = _sample_record(None, (sc.error or "model call failed").removeprefix("answer: "), correct_label)
+    rec["call_id"] = sc.call_ids[-1] if sc.call_ids else None
+    return rec
 
 
 async def run_mcq_async(
@@ -195,9 +211,9 @@ async def run_mcq_async(
     dataset: Dataset,
     cfg: MCQConfig,
     *,
-    on_start: Callable[[int, int], None] | None = None,
+    on_start: OnCount | None = None,
     on_item: Callable[[dict[str, Any]], None] | None = None,
-) -> MCQRun:
+) -> EvalResult:
     spec = cfg.spec or llm.resolve(cfg.model)
     indices = list(range(len(dataset.items)))
     if cfg.limit is not None:
@@ -244,13 +260,7 @@ async def run_mcq_async(
                                                fresh.get(i, set()))  # fmt: skip
         transcripts[i] = record.pop("_messages")
         records[i] = record
-        for s, sample in enumerate(samples):
-            store.put_result(
-                run_id, i, s, item_id=record["id"], status=sample["status"],
-                record=record if s == 0 else sample, call_id=sample["call_id"],
-                answer=sample["model_answer"], correct_label=record["correct_answer"],
-                is_correct=sample["is_correct"], error=sample["error"],
-            )  # fmt: skip
+        _store_item(store, run_id, i, record, samples)
         if on_item:
             on_item(record)
 
@@ -269,23 +279,64 @@ async def run_mcq_async(
     summary["cost_usd_this_invocation"] = round(store.usage(run_id)["cost_usd"], 6)
     summary["wall_seconds"] = round(time.perf_counter() - t0, 3)
 
+    _add_sketch_gain(store, cfg, dataset, spec, indices, ordered, summary)
+    output = _output_doc(cfg, dataset, spec, indices, ordered, summary, started_at, run_id)
+    out_path = cfg.out or default_out_path(cfg, dataset.month)
+    files = {}
+    if cfg.results_flavour == "released":  # the authors' file where they expect it, ours beside it
+        raw = {it.id: r for it, r in zip(dataset.items, dataset.raw, strict=True)}
+        files["released"] = write_json(out_path, released_results(output, raw, started_at), indent=2)
+        out_path = write_json(out_path.with_suffix(".theorembench.json"), output, indent=2)
+    else:
+        write_json(out_path, output, indent=2)
+
+    log_path = None
+    if cfg.write_log:
+        log_path = _write_log(cfg, dataset, indices, ordered, transcripts, summary, started_at, run_id)
+    store.set_run_status(run_id, "finished", summary)
+    return EvalResult(KIND, run_id, output, out_path, log_path, Estimate.from_dict(summary["score"]), files=files,
+                      calls_made=summary["calls_made"], cache_hits=summary["cache_hits"], resumed=len(done),
+                      incomplete=summary["errors"])  # fmt: skip
+
+
+
+def _store_item(store: Store, run_id: str, index: int, record: dict[str, Any],
+                samples: list[dict[str, Any]]) -> None:  # fmt: skip
+    """An item's samples as result rows (the first carries the item's record, the rest their own)."""
+    for s, sample in enumerate(samples):
+        store.put_result(
+            run_id, index, s, item_id=record["id"], status=sample["status"], record=record if s == 0 else sample,
+            call_id=sample["call_id"], answer=sample["model_answer"], correct_label=record["correct_answer"],
+            is_correct=sample["is_correct"], error=sample["error"],
+        )  # fmt: skip
+
+
+def _add_sketch_gain(store: Store, cfg: MCQConfig, dataset: Dataset, spec: ModelSpec, indices: list[int],
+                     ordered: dict[int, dict[str, Any]], summary: dict[str, Any]) -> None:  # fmt: skip
+    """The paired gain from the sketch, when the run in the other mode on the same items has finished."""
     other_sig = MCQConfig(**{**cfg.__dict__, "sketch": not cfg.sketch}).signature(dataset.id, spec.endpoint)
     other = store.latest_run(KIND, other_sig)
     if other is not None and other["status"] == "finished":
         mine = {i: bool(ordered[i]["is_correct"]) for i in indices}
         theirs = _first_sample_correct(store, other["id"], {i: dataset.items[i].id for i in indices})
         with_s, without_s = (mine, theirs) if cfg.sketch else (theirs, mine)
+        items = {i: dataset.items[i] for i in indices}
         summary["sketch_gain"] = sketch_gain(items, with_s, without_s, dataset.month)
         summary["sketch_gain"]["other_run_id"] = other["id"]
 
+
+def _output_doc(cfg: MCQConfig, dataset: Dataset, spec: ModelSpec, indices: list[int],
+                ordered: dict[int, dict[str, Any]], summary: dict[str, Any], started_at: datetime,
+                run_id: str) -> dict[str, Any]:  # fmt: skip
+    """The results file, in the released layout with theorembench's additions."""
     all_block = summary["all"]
-    output = {
+    return {
         "test_info": {
             "date": started_at.strftime("%Y-%m-%d"),
             "model": cfg.model,
             "month": dataset.month,
             "reasoning_effort": cfg.settings.reasoning_effort,
-            "max_tokens": cfg.settings.max_tokens,
+            "max_tokens": cfg.settings.max_tokens or (cfg.settings.extra_body or {}).get("max_completion_tokens"),
             "seed": cfg.seed,
             "n_samples": cfg.n,
             "total_candidates": len(dataset.items),
@@ -308,15 +359,6 @@ async def run_mcq_async(
         "overall": dict(all_block),
         "detailed_results": [ordered[i] for i in indices],
     }
-    out_path = cfg.out or default_out_path(cfg, dataset.month)
-    write_json(out_path, output, indent=2)
-
-    log_path = None
-    if cfg.write_log:
-        log_path = _write_log(cfg, dataset, indices, ordered, transcripts, summary, started_at, run_id)
-    store.set_run_status(run_id, "finished", summary)
-    return MCQRun(run_id, output, out_path, log_path, len(done),
-                  summary["calls_made"], summary["cache_hits"])  # fmt: skip
 
 
 def _resumable(store: Store, run_id: str) -> tuple[dict[int, dict[str, Any]], dict[int, set[int]]]:

@@ -1,9 +1,11 @@
 """Accuracy breakdowns for an MCQ run: overall, by category, month and choice style, each with its 95% interval.
 
 Accuracy is first-sample accuracy (the released definition): correct / items, errors and
-unparsed replies counting as wrong. Every block carries ``n`` and ``ci95`` (Wilson). With
-several samples per item, ``mean_at_n`` is the mean over items of the fraction of correct
-samples, with a bootstrap interval over items. The sketch gain is a paired difference
+unparsed replies counting as wrong. Every block is an estimate in the one shape
+(:meth:`theorembench.common.stats.Estimate.to_dict`: value, ci95 (Wilson), n, errors, method)
+with the counts ``correct``/``total`` and ``accuracy`` (the released results' name for the
+value; 0.0 when there are no items). With several samples per item, ``mean_at_n`` is the
+mean over items of the fraction of correct samples, with the Wilson interval at that mean. The sketch gain is a paired difference
 over the items both runs answered, with a paired-bootstrap interval.
 """
 
@@ -13,16 +15,15 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from theorembench.common.stats import bootstrap_mean, paired_difference, proportion
+from theorembench.common.stats import bounded_mean, paired_difference, proportion
 from theorembench.evaluate.mcq.items import Item, categories, is_substitution_resistant, month_of
 
 BREAKDOWNS = ("by_theorem_type", "by_choice_style", "by_month")
 
 
-def _acc(correct: int, total: int) -> dict[str, Any]:
-    est = proportion(correct, total)
-    return {"correct": correct, "total": total, "accuracy": (correct / total) if total else 0.0,
-            "n": total, "ci95": est.ci95, "ci_method": est.method}  # fmt: skip
+def _acc(correct: int, total: int, errors: int = 0) -> dict[str, Any]:
+    est = proportion(correct, total, errors=errors)
+    return est.to_dict() | {"correct": correct, "total": total, "accuracy": (correct / total) if total else 0.0}
 
 
 def _groups_of(item: Item, dataset_month: str) -> dict[str, list[str]]:
@@ -53,7 +54,8 @@ def summarize(
     idxs = sorted(records)
 
     def block(group: list[int]) -> dict[str, Any]:
-        return _acc(sum(bool(records[i]["is_correct"]) for i in group), len(group))
+        return _acc(sum(bool(records[i]["is_correct"]) for i in group), len(group),
+                    sum(records[i].get("status") == "error" for i in group))  # fmt: skip
 
     completion_tokens: list[int] = []
     reasoning_tokens: list[int] = []
@@ -71,9 +73,11 @@ def summarize(
                 cost += float(sample["cost_usd"])
     n_ok = len(completion_tokens)
     summary: dict[str, Any] = {"all": block(idxs), **_breakdowns(items, idxs, dataset_month, block)}
+    summary["score"] = {k: summary["all"][k] for k in ("value", "ci95", "n", "errors", "method")}  # the headline
     per_sample = max((len(records[i].get("samples") or []) for i in idxs), default=0)
     if per_sample > 1:
-        est = bootstrap_mean([_sample_fraction(records[i]) for i in idxs])
+        failed = sum(s.get("status") == "error" for i in idxs for s in records[i].get("samples") or [records[i]])
+        est = bounded_mean([_sample_fraction(records[i]) for i in idxs], errors=failed)
         summary["mean_at_n"] = est.to_dict() | {"samples_per_item": per_sample}
     summary.update({
         "unparsed": sum(records[i].get("status") == "unparsed" for i in idxs),

@@ -33,6 +33,7 @@ class RawOutput:
     cached_tokens: int = 0
     finish_reason: str | None = None
     model: str | None = None
+    payload: dict[str, Any] | None = None  # a call's whole answer where the text is not all (LLM.exchange)
 
 
 class Backend(Protocol):

@@ -59,24 +59,29 @@ class InspectBackend:
     async def generate(self, messages: list[dict[str, str]], settings: Any,
                        schema: dict[str, Any] | None, max_connections: int) -> RawOutput:  # fmt: skip
         output = await self.model.generate(_to_inspect(messages), config=self._config(settings, schema, max_connections))
-        if getattr(output, "error", None):
-            raise _ModelOutputError(str(output.error))
-        usage = output.usage
-        cached = (usage.input_tokens_cache_read or 0) if usage else 0
-        prompt = usage.input_tokens + cached + (usage.input_tokens_cache_write or 0) if usage else 0
-        return RawOutput(
-            text=output.completion or "",
-            reasoning=_reasoning_text(output),
-            prompt_tokens=prompt,
-            completion_tokens=usage.output_tokens if usage else 0,
-            reasoning_tokens=(usage.reasoning_tokens or 0) if usage else 0,
-            cached_tokens=cached,
-            finish_reason=getattr(output, "stop_reason", None),
-            model=output.model,
-        )
+        return raw_output(output)
 
     async def aclose(self) -> None:
         return None
+
+
+def raw_output(output: Any) -> RawOutput:
+    """The text, reasoning and token counts of an Inspect ``ModelOutput``; one that carries an error raises."""
+    if getattr(output, "error", None):
+        raise _ModelOutputError(str(output.error))
+    usage = output.usage
+    cached = (usage.input_tokens_cache_read or 0) if usage else 0
+    prompt = usage.input_tokens + cached + (usage.input_tokens_cache_write or 0) if usage else 0
+    return RawOutput(
+        text=output.completion or "",
+        reasoning=_reasoning_text(output),
+        prompt_tokens=prompt,
+        completion_tokens=usage.output_tokens if usage else 0,
+        reasoning_tokens=(usage.reasoning_tokens or 0) if usage else 0,
+        cached_tokens=cached,
+        finish_reason=getattr(output, "stop_reason", None),
+        model=output.model,
+    )
 
 
 def _to_inspect(messages: list[dict[str, str]]) -> list[Any]:

@@ -16,7 +16,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from theorembench.common.errors import UserError
+from theorembench.common.errors import InvalidSetting, UserError
 from theorembench.common.inputs import read_rows
 from theorembench.common.outputs import write_json, write_text
 from theorembench.common.stats import proportion
@@ -35,7 +35,7 @@ def audit_sample(instances_path: str | Path, out: str | Path, *, n: int = 100, s
     """Write a blind sample of ``n`` instances (all of them when fewer) to ``out`` (.csv or .json) and its key."""
     out = Path(out)
     if n < 1:
-        raise UserError("--n must be at least 1")
+        raise InvalidSetting("n", "must be at least 1")
     if out.suffix.lower() not in (".csv", ".json"):
         raise UserError(f"{out}: write the sample to a .csv or .json file")
     instances = load_instances(instances_path)
@@ -97,7 +97,7 @@ def audit_import(path: str | Path, *, key: str | Path | None = None) -> dict[str
     est = proportion(valid, len(judged))
     out = {"judged": len(judged), "valid": valid, "invalid": len(judged) - valid,
            "unjudged": len(verdicts) - len(judged) + (len(known) - len(verdicts) if known is not None else 0),
-           "precision": est.to_dict() | {"percent": None if est.value is None else round(100 * est.value, 1)},
+           "precision": est.to_dict(),
            "shown": est.percent()}  # fmt: skip
     if known is not None:
         out["invalid_instances"] = sorted(known[a] for a, v in judged.items() if v == "invalid")

@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theorembench.common.errors import UserError
+from theorembench.common.digest import json_digest
+from theorembench.common.errors import InvalidSetting, UserError
+from theorembench.common.progress import OnStep
 from theorembench.llm import LLM
 from theorembench.llm.local import stop_private_servers
 from theorembench.methods.eternal import instantiate as I
@@ -29,13 +30,13 @@ from theorembench.methods.eternal import msc as M
 from theorembench.methods.eternal.config import EternalConfig, load_config
 from theorembench.methods.eternal.filter import PaperInput, authority, load_input, recency
 from theorembench.methods.eternal.originality import OriginalityIndex, read_corpus
-from theorembench.methods.eternal.pipeline import EternalBuilder, code_problems
+from theorembench.methods.eternal.stages import EternalBuilder, code_problems, stage_pipeline
 from theorembench.methods.eternal.summary import BuildResult, write_outputs
 from theorembench.methods.eternal.template import TemplateError, parse_template
+from theorembench.pipeline.steps import StepRunner
+from theorembench.sandbox import accepting_weak_isolation, require_isolation
 from theorembench.store import Store
 from theorembench.store.papers import PaperRepo
-
-Progress = Callable[[str, str, str], None]  # (key, stage, status); stage "paper" once per paper
 
 
 @dataclass
@@ -67,6 +68,7 @@ class Collected:
     instances: list[dict[str, Any]] = field(default_factory=list)
     run_summary: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    sources: dict[str, PaperInput] = field(default_factory=dict)  # the papers read, by id
 
 
 def rejection(template_id: str, stage: str, reason: str) -> dict[str, Any]:
@@ -104,7 +106,7 @@ async def run_paper(b: EternalBuilder, paper: PaperInput, restrict: list[str]) -
     if cls.output.get("excluded"):
         return o.stop("classify", "rejected", cls.output["excluded"])
     if not M.in_scope(o.msc, restrict):
-        return o.stop("msc", "rejected", f"classes {', '.join(o.msc) or 'none'} outside --msc {','.join(restrict)}")
+        return o.stop("msc", "rejected", f"classes {', '.join(o.msc) or 'none'} outside the requested classes {','.join(restrict)}")
     comp = await b.computability(paper)
     if not comp.ok:
         return o.stop("computability", comp.status, comp.reason or "")
@@ -158,10 +160,16 @@ async def run_templates(b: EternalBuilder, c: Collected, concurrency: int) -> No
 async def run_reviews(b: EternalBuilder, c: Collected, concurrency: int) -> None:
     """Stage f on the templates that passed stage e: screening, originality, then the validity judge."""
     cfg = b.cfg.review
-    first: dict[str, dict[str, Any]] = {}
+    by_template: dict[str, list[dict[str, Any]]] = {}
     for inst in c.instances:
-        first.setdefault(inst["template_id"], inst)
+        by_template.setdefault(inst["template_id"], []).append(inst)
     survivors = [t for t in c.parsed if t.template_id in set(c.validated)]
+    if not cfg.keep_unverified:
+        for t in survivors:
+            if not t.verified:
+                c.rejections.append(rejection(t.template_id, "unverified", "no small_case_check: nothing independent "
+                                              "checks formal_solution (review.keep_unverified keeps it)"))  # fmt: skip
+        survivors = [t for t in survivors if t.verified]
     if cfg.screening:
         kept = []
         for t in survivors:
@@ -191,11 +199,13 @@ async def run_reviews(b: EternalBuilder, c: Collected, concurrency: int) -> None
     if not cfg.validity:
         c.reviewed = original
         return
+    if (same := b.cfg.validity_note()) and same not in c.notes:
+        c.notes.append(same)
     gate = asyncio.Semaphore(concurrency)
 
     async def judge(t: Any) -> Any:
         async with gate:
-            return await b.validity(t.template_id, first.get(t.template_id, {}))
+            return await b.validity(t, by_template.get(t.template_id, []), c.sources.get(t.paper_id or ""))
 
     verdicts = await asyncio.gather(*(judge(t) for t in original))
     for t, step in zip(original, verdicts):
@@ -209,9 +219,31 @@ def _templates_key(b: EternalBuilder, paper_id: str | None) -> str:
     return next((k for k in b.results["templates"] if k.startswith(f"{paper_id}#")), "")
 
 
+async def stored_instances(b: EternalBuilder, templates: list[Any], n: int, seed: int,
+                           isolation: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+    """Stages e and g as one stored step, keyed by the templates, ``n``, ``seed``, the execution settings
+    and the isolation: a rerun reuses the instances (their cross-check record depends on the time the
+    brute force was given, so running again could record a different number of larger cases). The code part
+    of the pipeline name covers the checks the instances pass: change them and the instances are made anew."""
+    pipeline = stage_pipeline("instantiate", b.cfg.execution, n, seed, isolation or {}, prompts=False)
+    key = json_digest([t.to_dict() if hasattr(t, "to_dict") else t for t in templates], 16, ascii_only=True)
+
+    async def run() -> dict[str, Any]:
+        out = await run_instantiate(templates, n, seed, b.cfg)
+        return {"validated": [_field(t, "template_id") or str(t) for t in out.validated_templates],
+                "instances": [dict(i) for i in out.instances], "rejections": [dict(r) for r in out.rejections],
+                "summary": dict(out.summary or {})}  # fmt: skip
+
+    step = await StepRunner(b.store, pipeline).run(key, "instantiate", run)
+    if step.status != "ok":
+        raise UserError(f"instantiation did not finish: {step.reason}")
+    return step.output
+
+
 async def run_build(b: EternalBuilder, papers: list[PaperInput], restrict: list[str], *, n: int, seed: int,
-                    concurrency: int, progress: Progress | None) -> Collected:  # fmt: skip
-    c = Collected()
+                    concurrency: int, progress: OnStep | None,
+                    isolation: dict[str, Any] | None = None) -> Collected:  # fmt: skip
+    c = Collected(sources={p.id: p for p in papers})
     gate = asyncio.Semaphore(concurrency)
 
     async def paper_task(p: PaperInput) -> PaperOutcome:
@@ -225,11 +257,11 @@ async def run_build(b: EternalBuilder, papers: list[PaperInput], restrict: list[
     c.generated = sorted((t for o in c.papers for t in o.templates), key=lambda t: t["template_id"])
     await run_templates(b, c, concurrency)
     if c.parsed:
-        run = await run_instantiate(c.parsed, n, seed, b.cfg)
-        c.validated = [_field(t, "template_id") or str(t) for t in run.validated_templates]
-        c.instances = [dict(i) for i in run.instances]
-        c.rejections += [dict(r) for r in run.rejections]
-        c.run_summary = dict(run.summary or {})
+        run = await stored_instances(b, c.parsed, n, seed, isolation)
+        c.validated = list(run["validated"])
+        c.instances = [dict(i) for i in run["instances"]]
+        c.rejections += [dict(r) for r in run["rejections"]]
+        c.run_summary = dict(run["summary"] or {})
         if progress is not None:
             progress("instantiate", "execution", "ok")
     await run_reviews(b, c, concurrency)
@@ -242,10 +274,10 @@ async def run_build(b: EternalBuilder, papers: list[PaperInput], restrict: list[
 
 def select_papers(repo: PaperRepo, month: str | None, paper_ids: list[str] | None) -> list[PaperInput]:
     if bool(month) == bool(paper_ids):
-        raise UserError("give either --month YYYY-MM or --paper ID (one or more), not both")
+        raise InvalidSetting("month_or_papers", "needs exactly one of the two: a month (YYYY-MM) or paper ids")
     if month:
         if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
-            raise UserError(f"--month must be YYYY-MM, got {month!r}")
+            raise InvalidSetting("month", f"must be YYYY-MM, got {month!r}")
         rows = repo.list(month=month)
         if not rows:
             raise UserError(f"no stored papers for {month} (fetch them: `theorembench papers fetch --month {month}`)")
@@ -260,48 +292,56 @@ def select_papers(repo: PaperRepo, month: str | None, paper_ids: list[str] | Non
 
 
 def build_eternal(store: Store, *, month: str | None = None, paper_ids: list[str] | None = None,
-                  generator: str | None = None, judge: str | None = None, config: Path | str | None = None,
+                  generator: str | None = None, judge: str | None = None, validity_judge: str | None = None,
+                  config: Path | str | None = None,
                   msc: str | list[str] | None = None, instances_per_template: int | None = None,
-                  seed: int | None = None, out_dir: Path = Path("eternal"), progress: Progress | None = None,
-                  overrides: dict[str, Any] | None = None, concurrency: int = 4) -> BuildResult:  # fmt: skip
+                  seed: int | None = None, out_dir: Path = Path("eternal"), on_step: OnStep | None = None,
+                  overrides: dict[str, Any] | None = None, concurrency: int = 4,
+                  accept_weak_isolation: bool | None = None) -> BuildResult:  # fmt: skip
     """Build EternalMath templates and instances from stored papers; resumable; writes ``out_dir``.
 
     Settings: the defaults, then ``config``, then the arguments and ``overrides`` (dotted keys).
     Every setting and model is checked before any work; a problem raises ``UserError``.
-    ``progress(key, stage, status)`` is called after every stored step and once per paper
-    (stage ``"paper"``).
+    ``on_step(key, stage, status)`` is called after every stored step and once per paper
+    (stage ``"paper"``). Below full sandbox isolation the build refuses to start (before any model
+    call) unless ``accept_weak_isolation`` or the sandbox's setting accepts it; the isolation used
+    goes into ``summary.json`` and every instance.
     """
     cfg = load_config(config, **{"models.generator": generator, "models.judge": judge,
+                                 "models.validity": validity_judge,
                                  "execution.instances_per_template": instances_per_template,
                                  "execution.seed": seed, **(overrides or {})})  # fmt: skip
     cfg.check()
+    isolation = require_isolation(accept_weak_isolation, purpose="EternalMath validation of generated code")
     try:
         restrict = M.parse_msc_option(msc)
     except ValueError as exc:
-        raise UserError(str(exc)) from None
+        raise InvalidSetting("msc", str(exc)) from None
     excluded = [code for code in restrict if code in cfg.classification.exclude]
     if excluded:
-        raise UserError(f"--msc {','.join(excluded)}: excluded classes (classification.exclude)")
+        raise InvalidSetting("msc", f"{','.join(excluded)}: excluded classes (classification.exclude)")
     papers = select_papers(PaperRepo(store), month, paper_ids)
     llm = LLM(store)
-    for name in {cfg.models.generator, cfg.judge}:
+    scorer = {cfg.scorer} if cfg.review.screening else set()
+    for name in {cfg.models.generator, cfg.judge, cfg.validity_judge} | scorer:
         llm.resolve(name)  # a bad name or missing credentials: a UserError now, before any work
-    builder = EternalBuilder(store, llm, cfg, on_step=progress,
+    builder = EternalBuilder(store, llm, cfg, on_step=on_step,
                              instantiate=lambda ts, n, s: run_instantiate(ts, n, s, cfg))  # fmt: skip
     ex = cfg.execution
 
     async def go() -> Collected:
         try:
             return await run_build(builder, papers, restrict, n=ex.instances_per_template, seed=ex.seed,
-                                   concurrency=concurrency, progress=progress)  # fmt: skip
+                                   concurrency=concurrency, progress=on_step, isolation=isolation)  # fmt: skip
         finally:
             await llm.aclose()
 
     try:
-        collected = asyncio.run(go())
+        with accepting_weak_isolation(True if isolation["weak_isolation_accepted"] else None):
+            collected = asyncio.run(go())
     finally:
         stop_private_servers()
-    return write_outputs(store, builder, collected, out_dir, restrict=restrict, month=month)
+    return write_outputs(store, builder, collected, out_dir, restrict=restrict, month=month, isolation=isolation)
 
 
 __all__ = ["Collected", "PaperOutcome", "build_eternal", "rejection", "run_build", "select_papers"]

@@ -3,44 +3,57 @@
 Each trial is a step (instance, model, trial index) of the pipeline
 ``eternal.calibrate/<settings digest>``; the suite is not part of the pipeline name, so a
 calibration with a changed suite asks only the models that are new. A trial whose model
-call failed is a failed step: it has no outcome, its instance stays pending (in neither
-output file) and the next run asks it again; finished trials are never asked twice.
+call was refused for good (a 400 such as "prompt is too long") is a final outcome, not
+correct (status ``error``), as in evaluation. A trial whose call failed transiently is a
+failed step: it has no outcome, its instance stays pending (listed in ``calibration.json``)
+and the next run asks it again; finished trials are never asked twice.
 
 Writes to ``out_dir``: ``calibrated.jsonl`` (the kept instances with ``tier``,
-``n_models_correct`` and ``suite_size``), ``excluded.jsonl`` (solved by every model),
-``trials.jsonl`` (one row per model per trial, from which ``tiers.tiers_from_rows``
+``n_models_correct`` and ``suite_size``), ``excluded.jsonl`` (by default: answered right by every
+model in every trial, the paper's rule),
+``trials.jsonl`` (one row per model per trial, from which ``difficulty.tiers_from_rows``
 recomputes tiers for another suite or rule) and ``calibration.json`` (the tier table).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theorembench.common.errors import UserError
+from theorembench.common.errors import InvalidSetting, UserError
 from theorembench.common.outputs import write_json, write_jsonl
-from theorembench.llm import LLM, ModelSpec
+from theorembench.common.progress import OnCount
+from theorembench.evaluate.answers import CHECKER_VERSION
+from theorembench.evaluate.samples import Sample, Scored, run_samples
+from theorembench.llm import LLM
 from theorembench.llm.local import stop_private_servers
 from theorembench.methods.eternal.answering import (
-    PROMPT_VERSION,
-    SYSTEM,
-    USER,
+    AnswerTask,
     SharedChecker,
+    Variant,
+    answer_pipeline,
     answer_settings,
     load_instances,
     progress_counter,
     resolve_models,
-    run_sample,
     settings_digest,
 )
-from theorembench.methods.eternal.tiers import Assignment, parse_rule, tier_ranges, tier_table, tiers_from_rows
-from theorembench.pipeline.steps import StepResult, StepRunner
+from theorembench.methods.eternal.difficulty import (
+    Assignment,
+    check_exclusion,
+    parse_rule,
+    tier_ranges,
+    tier_table,
+    tiers_from_rows,
+)
+from theorembench.pipeline.steps import StepRunner
 from theorembench.store import Store
 
-Progress = Callable[[int, int], None]
+
+EXCLUDED_BECAUSE = {"all_trials": "every model of the suite answered right in every trial (the paper's rule)",
+                    "rule": "every model of the suite correct by the rule"}
 
 
 @dataclass
@@ -58,42 +71,53 @@ class Calibration:
 
 
 def calibrate(store: Store, instances_path: str | Path, suite: list[str], trials: int, *, rule: str = "majority",
-              out_dir: str | Path = Path("eternal_calibration"), progress: Progress | None = None,
-              max_tokens: int | None = None, temperature: float | None = None, seed: int | None = None,
-              max_retries: int = 3, max_connections: int | None = None,
+              exclusion: str = "all_trials", out_dir: str | Path = Path("eternal_calibration"),
+              progress: OnCount | None = None, max_tokens: int | None = None, temperature: float | None = None,
+              seed: int | None = None, max_retries: int = 3, max_connections: int | None = None,
+              reasoning_effort: str | None = None, thinking_budget: int | None = None, timeout: float | None = None,
               use_cache: bool = True) -> Calibration:  # fmt: skip
     """Answer every instance ``trials`` times with every model of ``suite``, grade, tier and write the files.
 
-    ``progress(done, total)`` is called once before the first request and after every trial
-    (stored trials count at once). Resumable: run it again to retry failed trials.
+    A suite entry ``model@high`` (or ``@xhigh`` ...) is that model at that reasoning effort, as the paper's
+    GPT-5.1-high. ``exclusion``: ``all_trials`` (the paper's rule: an instance every model answered right in
+    every trial is excluded) or ``rule`` (every model correct by ``rule``). ``progress(done, total)`` is called
+    once before the first request and after every trial (stored trials count at once). Resumable: run it again
+    to retry failed trials.
     """
     try:
         parsed = parse_rule(rule)
         parsed.check(trials)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
+        check_exclusion(exclusion)
+    except ValueError as exc:  # "<setting>: <problem>" (trials, rule or exclusion)
+        setting, _, problem = str(exc).partition(": ")
+        raise InvalidSetting(setting, problem) if problem else UserError(str(exc)) from None
     settings = answer_settings(max_tokens=max_tokens, temperature=temperature, seed=seed, max_retries=max_retries,
-                               max_connections=max_connections)  # fmt: skip
+                               max_connections=max_connections, reasoning_effort=reasoning_effort,
+                               thinking_budget=thinking_budget, timeout=timeout)  # fmt: skip
     instances = load_instances(instances_path)
     llm = LLM(store, use_cache=use_cache)
-    specs = resolve_models(llm, suite, "--suite")
-    names = [s.name for s in specs]
-    pipeline = "eternal.calibrate/" + settings_digest(PROMPT_VERSION, SYSTEM, USER, settings.cache_fields())
+    specs = resolve_models(llm, suite, "suite", settings)
+    names = [v.label for v in specs]
+    pipeline = answer_pipeline("eternal.calibrate", settings)
     runner = StepRunner(store, pipeline)
-    config = {"suite": names, "trials": trials, "rule": str(parsed), "file": str(instances_path)}
+    config = {"suite": names, "trials": trials, "rule": str(parsed), "exclusion": exclusion,
+              "file": str(instances_path)}  # fmt: skip
     llm.run_id = store.create_run("eternal.calibrate", settings_digest(pipeline, config), name=str(instances_path),
                                   config=config)  # fmt: skip
-    outcomes: dict[tuple[str, str, int], StepResult] = {}
+    outcomes: dict[tuple[str, str, int], Scored] = {}
     note = progress_counter(progress, len(instances) * len(specs) * trials)
 
     async def go() -> None:
         checker = SharedChecker()
         try:
-            async def one(inst: dict[str, Any], spec: ModelSpec, k: int) -> None:
-                outcomes[(inst["instance_id"], spec.name, k)] = await run_sample(
-                    runner, llm, spec, inst, k, settings, checker, purpose="eternal.calibrate", on_done=note)
+            async def one(v: Variant) -> None:  # one sample loop per model of the suite, all at once
+                task = AnswerTask(runner, llm, v.spec, instances, v.settings, checker, purpose="eternal.calibrate",
+                                  label=v.label)  # fmt: skip
+                samples = [Sample(i, inst["instance_id"], k) for i, inst in enumerate(instances) for k in range(trials)]
+                for sc in await run_samples(runner, task, samples, progress=note):
+                    outcomes[(sc.sample.id, v.label, sc.sample.epoch)] = sc
 
-            await asyncio.gather(*(one(inst, spec, k) for inst in instances for spec in specs for k in range(trials)))
+            await asyncio.gather(*(one(spec) for spec in specs))
         finally:
             checker.close()
             await llm.aclose()
@@ -107,35 +131,37 @@ def calibrate(store: Store, instances_path: str | Path, suite: list[str], trials
     finally:
         stop_private_servers()
     rows = _trial_rows(instances, names, trials, outcomes)
-    assignments = tiers_from_rows(rows, [i["instance_id"] for i in instances], names, trials, parsed)
+    assignments = tiers_from_rows(rows, [i["instance_id"] for i in instances], names, trials, parsed, exclusion)
     result = _write(Path(out_dir), instances, rows, assignments, names=names, trials=trials, rule=str(parsed),
-                    pipeline=pipeline, calls=llm.calls_made - calls_before,
+                    exclusion=exclusion, pipeline=pipeline, calls=llm.calls_made - calls_before,
                     hits=llm.cache_hits - hits_before)  # fmt: skip
     store.set_run_status(llm.run_id, "finished", {"table": result.table, "failed_trials": result.failed_trials})
     return result
 
 
 def _trial_rows(instances: list[dict[str, Any]], models: list[str], trials: int,
-                outcomes: dict[tuple[str, str, int], StepResult]) -> list[dict[str, Any]]:  # fmt: skip
+                outcomes: dict[tuple[str, str, int], Scored]) -> list[dict[str, Any]]:  # fmt: skip
     rows = []
     for inst in instances:
         for model in models:
             for k in range(trials):
                 res = outcomes[(inst["instance_id"], model, k)]
-                if res.ok:
-                    out = res.output
+                if res.answered:
+                    out = res.detail
                     rows.append({"instance_id": inst["instance_id"], "model": model, "trial": k, "status": "ok",
                                  "correct": bool(out["correct"]), "extracted": out.get("extracted"),
                                  "unreadable": bool(out.get("unreadable")), "call_id": out.get("call_id")})  # fmt: skip
-                else:  # a failed model call: no outcome
-                    rows.append({"instance_id": inst["instance_id"], "model": model, "trial": k, "status": "failed",
-                                 "correct": None, "reason": res.reason,
-                                 "call_id": res.call_ids[-1] if res.call_ids else None})  # fmt: skip
+                else:  # refused for good (a 400): an outcome, not correct; a transient failure: no outcome yet
+                    final = res.status == "error"
+                    rows.append({"instance_id": inst["instance_id"], "model": model, "trial": k,
+                                 "status": "error" if final else "failed", "correct": False if final else None,
+                                 "reason": res.error, "call_id": res.call_ids[-1] if res.call_ids else None})  # fmt: skip
     return rows
 
 
 def _write(out_dir: Path, instances: list[dict[str, Any]], rows: list[dict[str, Any]],
-           assignments: list[Assignment], *, names: list[str], trials: int, rule: str, pipeline: str,
+           assignments: list[Assignment], *, names: list[str], trials: int, rule: str, exclusion: str,
+           pipeline: str,
            calls: int, hits: int) -> Calibration:  # fmt: skip
     by_id = {a.instance_id: a for a in assignments}
     kept, excluded = [], []
@@ -145,16 +171,18 @@ def _write(out_dir: Path, instances: list[dict[str, Any]], rows: list[dict[str, 
             kept.append({**inst, "tier": a.tier, "n_models_correct": a.n_models_correct, "suite_size": a.suite_size})
         elif a.status == "excluded":
             excluded.append({**inst, "n_models_correct": a.n_models_correct, "suite_size": a.suite_size,
-                             "excluded_because": "solved by every model of the suite"})  # fmt: skip
+                             "excluded_because": EXCLUDED_BECAUSE[exclusion]})  # fmt: skip
     table = tier_table(assignments)
     pending = [a.instance_id for a in assignments if a.status == "pending"]
-    failed = sum(r["status"] == "failed" for r in rows)
+    failed = sum(r["status"] != "ok" for r in rows)
     per_model = {m: {"trials": sum(r["model"] == m and r["status"] == "ok" for r in rows),
                      "correct_trials": sum(r["model"] == m and r["correct"] is True for r in rows),
                      "instances_correct": sum(m in a.models_correct for a in assignments)} for m in names}  # fmt: skip
-    summary = {"suite": names, "suite_size": len(names), "trials": trials, "rule": rule,
-               "thresholds": tier_ranges(len(names)), "table": table, "per_model": per_model,
-               "failed_trials": failed, "pending": pending, "pipeline": pipeline,
+    summary = {"suite": names, "suite_size": len(names), "trials": trials, "rule": rule, "exclusion": exclusion,
+               "excluded_because": EXCLUDED_BECAUSE[exclusion], "thresholds": tier_ranges(len(names), exclusion),
+               "table": table, "per_model": per_model,
+               "failed_trials": failed, "refused_trials": sum(r["status"] == "error" for r in rows),
+               "pending": pending, "pipeline": pipeline, "checker_version": CHECKER_VERSION,
                "calls_made": calls, "cache_hits": hits}  # fmt: skip
     files = {"calibrated": write_jsonl(out_dir / "calibrated.jsonl", kept),
              "excluded": write_jsonl(out_dir / "excluded.jsonl", excluded),

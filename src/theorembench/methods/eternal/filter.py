@@ -6,14 +6,14 @@ paper's stored metadata, so they follow the current settings and metadata.
 * **Recency**, at month granularity: a paper passes when it appeared at most
   ``months_back`` months before the reference date (and not after it). The date is the
   arXiv ``published`` date, else the paper's month.
-* **Authority**, by ``authority``: ``any`` lets every paper through; ``journal`` wants an
-  arXiv ``journal-ref`` or DOI in the paper's metadata (a sign of peer review, as the
-  paper selects published work); ``list`` wants one of the user's venues in the
-  journal-ref or DOI, or one of the user's institutions in the affiliations written in the
-  paper's LaTeX (``\\address``, ``\\affiliation``, ``\\affil``, ``\\institute``).
+* **Authority**, by ``authority`` (:mod:`authority`): ``signals`` (the default) wants one sign of
+  peer review or of a research affiliation (journal-ref, DOI, a publication note in the arXiv
+  comment, a listed venue or institution, an affiliation with a research institution), which a
+  fresh arXiv month can show; ``journal`` wants a journal-ref or DOI; ``list`` a listed venue or
+  institution; ``any`` lets every paper through.
 * A paper added from a local file has no arXiv metadata: the user chose it, so with
   ``trust_local`` (the default) it passes both checks, noted as such. This is what lets
-  the offline demo's sample papers through under the default ``authority = "journal"``.
+  the offline demo's sample papers through under every rule.
 
 **Computability** is a judge's structured verdict (computable yes/no, a reason, and the
 candidate results with their parameters, domains and output): see :func:`judge_computability`.
@@ -30,11 +30,10 @@ from typing import Any
 from theorembench.latex.context import trim
 from theorembench.latex.extract import ExtractionError, load_paper
 from theorembench.llm import LLM, GenerateSettings
+from theorembench.methods.eternal import authority as A
 from theorembench.methods.eternal import prompts as P
 from theorembench.methods.eternal.config import Filter
 
-_AFFIL = re.compile(r"\\(?:address|affiliation|affil|institute|institution)\s*(?:\[[^\]]*\])?\s*"
-                    r"\{((?:[^{}]|\{[^{}]*\})*)\}")
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
 
 
@@ -114,33 +113,10 @@ def recency(paper: PaperInput, cfg: Filter) -> Check:
     return Check(True, f"published {stamp}")
 
 
-def affiliations(paper: PaperInput) -> list[str]:
-    found = [" ".join(str(a).split()) for a in paper.meta.get("affiliations") or []]
-    if paper.latex:
-        found += [" ".join(m.group(1).replace("\\\\", " ").split()) for m in _AFFIL.finditer(paper.latex)]
-    return [a for a in found if a]
-
-
 def authority(paper: PaperInput, cfg: Filter) -> Check:
-    journal = (paper.meta.get("journal_ref") or "").strip()
-    doi = (paper.meta.get("doi") or "").strip()
-    if cfg.authority == "any":
-        return Check(True, "authority not required (authority = any)")
-    if paper.source == "local" and cfg.trust_local and not (journal or doi):
-        return Check(True, "added from a local file (trusted)")
-    if cfg.authority == "journal":
-        if journal or doi:
-            return Check(True, f"journal-ref {journal}" if journal else f"DOI {doi}")
-        return Check(False, "no journal-ref or DOI")
-    venue_text = f"{journal} {doi}".lower()
-    for venue in cfg.venues:
-        if venue.strip() and venue.lower() in venue_text:
-            return Check(True, f"venue {venue}")
-    places = " | ".join(affiliations(paper)).lower()
-    for inst in cfg.institutions:
-        if inst.strip() and inst.lower() in places:
-            return Check(True, f"institution {inst}")
-    return Check(False, "no listed venue in journal-ref/DOI and no listed institution in the affiliations")
+    """The authority check under ``cfg.authority`` (the signals and rules: :mod:`authority`)."""
+    passed, reason = A.check(paper, cfg)
+    return Check(passed, reason)
 
 
 async def judge_computability(llm: LLM, model: str, paper: PaperInput, chars: int,
@@ -152,5 +128,5 @@ async def judge_computability(llm: LLM, model: str, paper: PaperInput, chars: in
     return {"computable": bool(obj["computable"]), "reason": str(obj.get("reason", "")).strip(), "results": results}
 
 
-__all__ = ["Check", "PaperInput", "affiliations", "authority", "judge_computability", "load_input", "paper_date",
+__all__ = ["Check", "PaperInput", "authority", "judge_computability", "load_input", "paper_date",
            "recency"]  # fmt: skip

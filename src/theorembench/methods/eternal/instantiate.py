@@ -3,10 +3,12 @@
 For each template: draw ``n`` distinct parameter sets (``random.Random(f"{seed}:{template_id}")``;
 a domain with fewer values gives all of them, and a rejection says so), check each against its
 domain and the ``param_check`` rules, render the problem and the solution (rejecting unresolved
-placeholders and parameter names left in the problem), then run the small-case check and every
-remaining instance in one sandboxed process. The check stops at the first small case that does
-not agree, and such a template is rejected as a whole. Instances are then judged (execution,
-determinism, value rules) and deduplicated on their answers; each kept one carries its provenance.
+placeholders and parameter names left in the problem), then run the template's code in separate
+sandboxed processes that return values as data (:mod:`verify`, :mod:`runs`): a template whose
+formula does not agree with its brute force is rejected as a whole. Every check runs here on the
+host, on what those processes returned: execution, determinism across two processes, precision
+(floats), the value rules, and grading (the answer's own LaTeX must be graded correct by the answer
+checker); then instances are deduplicated on their answers, and each kept one carries its provenance.
 """
 
 from __future__ import annotations
@@ -22,22 +24,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theorembench.common.errors import UserError
+from theorembench.common.errors import InvalidSetting, UserError
 from theorembench.common.outputs import write_json, write_jsonl
 from theorembench.methods.eternal import params as P
+from theorembench.methods.eternal import values as V
+from theorembench.methods.eternal.crosscheck import CHECK_BUDGET_S
+from theorembench.methods.eternal.grading import Checker, grading_failure
 from theorembench.methods.eternal.render import render_problem, render_solution
+from theorembench.methods.eternal.runs import Run
 from theorembench.methods.eternal.template import Template
-from theorembench.methods.eternal.validate import (
-    JobOutcome,
-    check_param_rules,
-    cross_check_failure,
-    judge_value,
-    rule_notes,
-    run_job,
-)
+from theorembench.methods.eternal.validate import check_param_rules, judge_value, rule_notes
+from theorembench.methods.eternal.verify import Verification, double_shaped, verify
 from theorembench.sandbox import probe, tool_manifest
 
-STAGES = ("template", "params", "execution", "determinism", "value_rule", "cross_check", "render", "duplicate")
+STAGES = ("template", "params", "execution", "time_limit", "determinism", "precision", "value_rule", "cross_check",
+          "grading", "render", "duplicate")  # fmt: skip
 
 
 @dataclass
@@ -131,123 +132,158 @@ def _prepare(template: Template, n: int, seed: int, rejections: list[dict], note
     return kept
 
 
-def _instance(template: Template, c: _Candidate, line: dict, seed: int, out: JobOutcome, libs: dict) -> dict:
+def _instance(template: Template, c: _Candidate, run: Run, seed: int, v: Verification, libs: dict) -> dict:
     scc = template.small_case_check
+    check = {"cases": len(scc.cases), "larger": len(v.larger), "largest": v.larger[-1] if v.larger else None} \
+        if scc is not None else None  # fmt: skip
+    formula = v.roles["formula"].sandbox
     return {
         "instance_id": instance_id(template.template_id, c.params_json), "template_id": template.template_id,
-        "problem": c.problem, "solution_steps": c.solution, "numerical_value": line["value"],
-        "exact_expression": line.get("exact_expression") or "", "params_used": c.params_json,
+        "problem": c.problem, "solution_steps": c.solution, "numerical_value": V.text(run.value),
+        "exact_expression": run.exact_expression, "params_used": c.params_json,
         "answer_kind": template.answer_kind, "msc": list(template.msc), "paper_id": template.paper_id,
         "theorem": template.theorem, "template_version": template.version, "code_hash": template.code_hash,
-        "seed": seed, "execution": {"status": "ok", "isolation": list(out.sandbox.isolation),
-                                    "wall_s": line.get("wall_s"), "cpu_s": line.get("cpu_s")},
-        "libraries": libs, "cross_check": {"cases": len(scc.cases)} if scc is not None else None,
+        "seed": seed, "execution": {"status": "ok", "isolation": list(formula.isolation), "wall_s": run.wall_s,
+                                    "cpu_s": run.cpu_s, "hash_seeds": list(v.seeds)},
+        "libraries": libs, "cross_check": check, "verified": template.verified,
+        **({"academic_level": template.raw["academic_level"]} if template.raw.get("academic_level") else {}),
     }  # fmt: skip
 
 
-def _judge(template: Template, kept: list[_Candidate], out: JobOutcome, seed: int, libs: dict,
-           rejections: list[dict], notes: set[str]) -> list[dict]:  # fmt: skip
+def _keep(template: Template, kept: list[_Candidate], v: Verification, seed: int, libs: dict, checker: Checker,
+          rejections: list[dict], notes: set[str]) -> list[dict]:  # fmt: skip
+    """The candidates that pass every check, as instances; the others as rejections (in candidate order)."""
+    passed: list[tuple[_Candidate, Run]] = []
+    for c, outcome in zip(kept, v.outcomes):
+        if isinstance(outcome, tuple):
+            rejections.append(_reject(template, *outcome, c.params_json))
+        elif why := judge_value(template, c.values, outcome.value, notes):
+            rejections.append(_reject(template, "value_rule", why, c.params_json))
+        else:
+            passed.append((c, outcome))
+    if why := double_shaped(template, [r for _, r in passed]):
+        rejections += [_reject(template, "precision", why, c.params_json) for c, _ in passed]
+        return []
     instances: list[dict] = []
     answers: dict[str, str] = {}
-    sb = out.sandbox
-    for i, c in enumerate(kept):
-        line = out.instances.get(i)
-        if line is None:
-            when = "while this instance ran" if i in out.started else "before this instance ran"
-            if sb.ok:  # the process ended early without being stopped: the code ended it (os._exit, ...)
-                why = f"the sandboxed process ended without a result ({when})"
-            else:
-                why = f"sandbox {sb.status}: {sb.reason} ({when})"
-            rejections.append(_reject(template, "execution", why, c.params_json))
-            continue
-        status = line.get("status")
-        if status == "timeout":
-            rejections.append(_reject(template, "execution", f"timed out: {line.get('error')}", c.params_json))
-        elif status == "nondeterministic":
-            why = f"nondeterministic: two runs gave {line.get('first')} and then {line.get('second')}"
-            rejections.append(_reject(template, "determinism", why, c.params_json))
-        elif status != "ok":
-            rejections.append(_reject(template, "execution", str(line.get("error")), c.params_json))
-        elif why := judge_value(template, c.values, line, notes):
-            rejections.append(_reject(template, "value_rule", why, c.params_json))
-        elif line["value"] in answers:
-            why = f"same answer as {answers[line['value']]}"
-            rejections.append(_reject(template, "duplicate", why, c.params_json))
+    for c, run in passed:
+        answer = V.text(run.value)
+        if why := grading_failure(run.value, template.answer_kind, checker):
+            rejections.append(_reject(template, "grading", why, c.params_json))
+        elif answer in answers:
+            rejections.append(_reject(template, "duplicate", f"same answer as {answers[answer]}", c.params_json))
         else:
-            inst = _instance(template, c, line, seed, out, libs)
-            answers[line["value"]] = inst["instance_id"]
+            inst = _instance(template, c, run, seed, v, libs)
+            answers[answer] = inst["instance_id"]
             instances.append(inst)
     return instances
 
 
+def _cross_check_row(template: Template, v: Verification) -> str:
+    scc = template.small_case_check
+    if scc is None:
+        return "none"
+    if v.failure:
+        return "disagree"
+    more = f", and {len(v.larger)} larger up to {_show(v.larger[-1])}" if v.larger else ""
+    return f"agree ({len(scc.cases)} cases{more})"
+
+
+def _show(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def _one(template: Template, n: int, seed: int, result: InstantiateResult, libs: dict, checker: Checker,
+         limits: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """One template: its candidates, runs and checks; adds to ``result`` and returns its summary row."""
+    notes = set(rule_notes(template)) | set(template.notes)
+    if not template.verified:
+        notes.add("unverified: no small_case_check, so nothing independent checks formal_solution (a release "
+                  "leaves these instances out unless told to keep them)")  # fmt: skip
+    rejections: list[dict] = []
+    kept = _prepare(template, n, seed, rejections, notes)
+    row: dict[str, Any] = {"template_id": template.template_id, "candidates": len(kept), "instances": 0,
+                           "verified": template.verified,
+                           "cross_check": "none" if template.small_case_check is None else "not run"}  # fmt: skip
+    if kept:
+        checker.warm()
+        if not libs:  # once per run, before the first template that runs
+            libs.update(libraries())
+        t1 = time.perf_counter()
+        v = verify(template, [c.values for c in kept], seed, checker, notes, **limits)
+        row.update(sandbox={role: out.sandbox.status for role, out in v.roles.items()},
+                   wall_s=round(time.perf_counter() - t1, 3), cross_check=_cross_check_row(template, v))  # fmt: skip
+        result.isolation = result.isolation or list(v.roles["formula"].sandbox.isolation)
+        if v.failure:
+            rejections.append(_reject(template, "cross_check", v.failure))
+        else:
+            found = _keep(template, kept, v, seed, libs, checker, rejections, notes)
+            result.instances += found
+            row["instances"] = len(found)
+            if found:
+                result.validated_templates.append(template.template_id)
+    row["rejected"] = dict(Counter(r["stage"] for r in rejections))
+    row["notes"] = sorted(notes)
+    result.rejections += rejections
+    return row
+
+
 def instantiate_templates(templates: list[Template], n: int, seed: int, *, timeout_s: float = 120,
-                          memory_mb: int = 2048, per_instance_s: float = 20,
+                          memory_mb: int = 2048, per_instance_s: float = 20, check_budget_s: float = CHECK_BUDGET_S,
                           progress: Callable[[int, int, str], None] | None = None) -> InstantiateResult:  # fmt: skip
     """Steps e and g for parsed templates: ``n`` instances each (fewer when some are rejected).
 
-    ``timeout_s`` and ``memory_mb`` limit each template's sandboxed process, ``per_instance_s``
-    each run of the code inside it. ``progress(done, total, template_id)`` follows the templates.
+    ``memory_mb`` limits each of a template's sandboxed processes (brute force, formula, replay) and
+    ``per_instance_s`` each run of the code inside them; a process may take ``timeout_s`` plus
+    ``per_instance_s`` for each of its runs (it grows with ``n``: ``verify.role_limit``); ``check_budget_s`` is
+    the time the brute force may spend on cases larger than the declared small cases.
+    ``progress(done, total, template_id)`` follows the templates.
     """
     if n < 1:
-        raise UserError(f"--n must be at least 1, got {n}")
-    if timeout_s <= 0 or per_instance_s <= 0:
+        raise InvalidSetting("n", f"must be at least 1, got {n}")
+    if timeout_s <= 0 or per_instance_s <= 0 or check_budget_s < 0:
         raise UserError("time limits must be positive")
     if memory_mb < 64:
-        raise UserError(f"--memory must be at least 64 MB, got {memory_mb}")
+        raise InvalidSetting("memory_mb", f"must be at least 64 MB, got {memory_mb}")
     if len({t.template_id for t in templates}) != len(templates):
         raise UserError("two templates share a template_id")
     t0 = time.perf_counter()
     result = InstantiateResult()
-    libs: dict[str, Any] | None = None
+    libs: dict[str, Any] = {}
+    limits = {"timeout_s": timeout_s, "memory_mb": memory_mb, "per_instance_s": per_instance_s,
+              "check_budget_s": check_budget_s}  # fmt: skip
     per_template = []
-    for k, template in enumerate(templates):
-        notes = set(rule_notes(template))
-        rejections: list[dict] = []
-        kept = _prepare(template, n, seed, rejections, notes)
-        row: dict[str, Any] = {"template_id": template.template_id, "candidates": len(kept), "instances": 0,
-                               "cross_check": "none" if template.small_case_check is None else "not run"}  # fmt: skip
-        if kept:
-            libs = libs or libraries()  # once per run, before the first template that runs
-            t1 = time.perf_counter()
-            out = run_job(template, [c.values for c in kept], timeout_s=timeout_s, memory_mb=memory_mb,
-                          per_instance_s=per_instance_s)  # fmt: skip
-            row.update(sandbox=out.sandbox.status, wall_s=round(time.perf_counter() - t1, 3))
-            result.isolation = result.isolation or list(out.sandbox.isolation)
-            failure = cross_check_failure(template, out)
-            if failure:
-                rejections.append(_reject(template, "cross_check", failure))
-                row["cross_check"] = "disagree"
-            else:
-                if template.small_case_check is not None:
-                    row["cross_check"] = f"agree ({len(template.small_case_check.cases)} cases)"
-                found = _judge(template, kept, out, seed, libs, rejections, notes)
-                result.instances += found
-                row["instances"] = len(found)
-                if found:
-                    result.validated_templates.append(template.template_id)
-        row["rejected"] = dict(Counter(r["stage"] for r in rejections))
-        row["notes"] = sorted(notes)
-        per_template.append(row)
-        result.rejections += rejections
-        if progress:
-            progress(k + 1, len(templates), template.template_id)
+    with Checker() as checker:
+        for k, template in enumerate(templates):
+            per_template.append(_one(template, n, seed, result, libs, checker, limits))
+            if progress:
+                progress(k + 1, len(templates), template.template_id)
     wall = time.perf_counter() - t0
     result.isolation = result.isolation or list(probe().layers)
     result.summary = {
         "templates": len(templates), "validated_templates": len(result.validated_templates),
         "instances": len(result.instances), "rejections": len(result.rejections),
+        "unverified_instances": sum(not i["verified"] for i in result.instances),
         "rejections_by_stage": {s: c for s in STAGES if (c := sum(r["stage"] == s for r in result.rejections))},
         "n_per_template": n, "seed": seed,
         "limits": {"timeout_s": timeout_s, "memory_mb": memory_mb, "per_instance_s": per_instance_s},
+        "check_budget_s": check_budget_s,
         "wall_s": round(wall, 3), "instances_per_s": round(len(result.instances) / wall, 3) if wall > 0 else None,
-        "isolation": result.isolation, "libraries": libs or {}, "per_template": per_template,
+        "isolation": result.isolation, "libraries": libs, "per_template": per_template,
     }  # fmt: skip
     return result
 
 
-def write_outputs(result: InstantiateResult, out_dir: str | Path) -> dict[str, Path]:
-    """``instances.jsonl``, ``rejections.jsonl`` and ``summary.json`` in ``out_dir``."""
+def write_outputs(result: InstantiateResult, out_dir: str | Path, *, keep_unverified: bool = False) -> dict[str, Path]:
+    """``instances.jsonl``, ``rejections.jsonl`` and ``summary.json`` in ``out_dir``. Instances of unverified
+    templates (no small_case_check) go to ``unverified.jsonl`` instead, unless ``keep_unverified``."""
     out_dir = Path(out_dir)
-    return {"instances": write_jsonl(out_dir / "instances.jsonl", result.instances),
-            "rejections": write_jsonl(out_dir / "rejections.jsonl", result.rejections),
-            "summary": write_json(out_dir / "summary.json", result.summary)}  # fmt: skip
+    released = [i for i in result.instances if keep_unverified or i.get("verified", True)]
+    held = [i for i in result.instances if not (keep_unverified or i.get("verified", True))]
+    files = {"instances": write_jsonl(out_dir / "instances.jsonl", released),
+             "rejections": write_jsonl(out_dir / "rejections.jsonl", result.rejections),
+             "summary": write_json(out_dir / "summary.json", dict(result.summary, released=len(released),
+                                                                  unverified_left_out=len(held)))}  # fmt: skip
+    if held:
+        files["unverified"] = write_jsonl(out_dir / "unverified.jsonl", held)
+    return files

@@ -109,7 +109,7 @@ def parse_msc_option(text: str | Iterable[str] | None) -> list[str]:
     for part in (p for p in parts if p):
         top = normalise_code(part)
         if top is None or RETIRED.get(part[:2]) is not None and len(part) == 2:
-            raise ValueError(f"--msc {part}: not an MSC2020 top-level class (two digits, e.g. 05 or 11)")
+            raise ValueError(f"{part}: not an MSC2020 top-level class (two digits, e.g. 05 or 11)")
         if top not in classes:
             classes.append(top)
     return classes

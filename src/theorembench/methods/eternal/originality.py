@@ -134,4 +134,41 @@ class OriginalityIndex:
         return best
 
 
-__all__ = ["Duplicate", "OriginalityIndex", "normalise", "read_corpus", "shingles"]
+def _template_of(instance: dict) -> str:
+    return str(instance.get("template_id") or str(instance.get("instance_id", "")).split("#")[0])
+
+
+def measure_instances(instances: list[dict], corpora: list[str] | None = None, *, threshold: float = 0.8,
+                      shingle_words: int = 5, num_perm: int = 128) -> dict[str, dict]:  # fmt: skip
+    """``instance_id -> originality`` measured for the radar's D6: the nearest corpus text or instance of another
+    template, its estimated Jaccard similarity, and ``original`` (below ``threshold``). Instances of one template
+    differ only in their numbers, which normalise to one token, so they are never compared with each other."""
+    index = OriginalityIndex(threshold=threshold, shingle_words=shingle_words, num_perm=num_perm)
+    for path in corpora or []:
+        index.add_corpus(read_corpus(path))
+    owner: dict[str, str] = {}
+    hashes: dict[str, MinHash] = {}
+    for inst in instances:
+        m = index._hash(normalise(str(inst.get("problem") or "")))
+        if m is not None:
+            key = f"instance:{inst['instance_id']}"
+            hashes[key], owner[key] = m, _template_of(inst)
+            index._add(key, "instance", m)
+    against = (f"in {len(corpora)} corpus file(s) and " if corpora else "(no corpus given) only ") + \
+        "among the instances of other templates"  # fmt: skip
+    out: dict[str, dict] = {}
+    for inst in instances:
+        key, best, sim = f"instance:{inst['instance_id']}", None, 0.0
+        if key in hashes:
+            for other in index.lsh.query(hashes[key]):
+                if other == key or owner.get(other) == owner[key]:
+                    continue
+                found = float(hashes[key].jaccard(index.hashes[other]))
+                if found > sim:
+                    best, sim = other.removeprefix("corpus:").removeprefix("instance:"), found
+        out[inst["instance_id"]] = {"measured": True, "original": sim < threshold, "max_similarity": round(sim, 3),
+                                    "nearest": best, "threshold": threshold, "against": against}  # fmt: skip
+    return out
+
+
+__all__ = ["Duplicate", "OriginalityIndex", "measure_instances", "normalise", "read_corpus", "shingles"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-VERSION = "1"
+VERSION = "2"
 
 Messages = list[dict[str, str]]
 
@@ -90,8 +90,11 @@ TEMPLATES_SCHEMA: dict[str, Any] = {
             "params": {"type": "object"},
             "formal_solution": {"type": "string"},
             "output_type": {"type": "string"},
+            "natural_lang_solution": {"type": "string"},
+            "validation_rule": {"type": "array"},
         },
-        "required": ["template_id", "problem_template", "params", "formal_solution", "output_type"],
+        "required": ["template_id", "problem_template", "params", "formal_solution", "output_type",
+                     "natural_lang_solution", "validation_rule"],
     }}},
     "required": ["templates"],
 }  # fmt: skip
@@ -107,8 +110,9 @@ _EXAMPLE_TEMPLATE = {
     "param_generation_rule": ["n uniform in [4, 30]"],
     "natural_lang_solution": "By inclusion-exclusion the count is $\\sum_{k=0}^{{n}} (-1)^k {n}!/k!$.",
     "formal_solution": "import math\nresult = sum((-1)**k * math.factorial(n) // math.factorial(k) "
-                       "for k in range(n + 1))",
-    "validation_rule": [{"type": "positivity", "rule": "result > 0"}],
+                       "for k in range(n + 1))\nexact_expression = f\"sum((-1)^k * {n}!/k!, k = 0..{n})\"",
+    "validation_rule": [{"type": "param_check", "rule": "4 <= n <= 30"},
+                        {"type": "value_check", "rule": "result > 0"}],
     "params": {"n": {"type": "int", "min": 4, "max": 30}},
     "small_case_check": {"params": {"n": [4, 5, 6]}, "code": "from itertools import permutations\n"
                          "result = sum(all(p[i] != i for i in range(n)) for p in permutations(range(n)))"},
@@ -126,13 +130,16 @@ brace is LaTeX and stays as it is. Do not mention the paper.
 {"type": "tuple", "items": [domain, ...]}. Choose domains in which the theorem's hypotheses hold.
 - formal_solution is Python 3 in which each parameter is already bound as a variable of the same name; it \
 computes the exact answer from the theorem's formula and assigns it to result (an int, a fractions.Fraction, \
-a bool, or a sympy expression). It may import math, fractions, itertools, sympy and networkx; it reads no \
-files and opens no network connection.
+a bool, or a sympy expression), and assigns to exact_expression the answer's closed form for these values as \
+text (e.g. "2^(180) * 180!"). It may import math, fractions, itertools, sympy and networkx; it reads no files \
+and opens no network connection.
 - small_case_check gives a few small parameter values ({"n": [3, 4, 5]}, or a list of parameter objects) and \
 brute-force Python that computes result for them straight from the definitions (enumeration, direct \
 computation), never from the theorem's formula. Both programs must agree on every small case.
-- natural_lang_solution explains how the answer follows from the result; output_type is Integer, Rational, \
-Real, Boolean or Expression; validation_rule lists checks on result as Python expressions."""
+- natural_lang_solution (required) explains, step by step and with the {name} placeholders, how the answer \
+follows from the theorem; it becomes each instance's solution. output_type is Integer, Rational, Real, Boolean \
+or Expression. validation_rule (required) lists checks as Python expressions: type param_check (on the \
+parameters only), value_check (on result and the parameters) or execution_check."""
 
 
 def templates_messages(paper: str, results: list[dict[str, Any]], n: int) -> Messages:
@@ -177,8 +184,10 @@ def solution_messages(t: dict[str, Any], paper_result: str = "") -> Messages:
     user = (
         "Write formal_solution for this template: Python 3 in which each parameter is already bound as a variable "
         "of the same name, which computes the exact answer by the solution's formula and assigns it to result "
-        "(int, fractions.Fraction, bool or sympy expression). Only math, fractions, itertools, sympy and networkx "
-        "may be imported; no files, no network, no randomness. Keep the draft if it is right; fix it if not.\n\n"
+        "(int, fractions.Fraction, bool or sympy expression), and which assigns to exact_expression the answer's "
+        "closed form for these values as text (e.g. \"2^(180) * 180!\"). Only math, fractions, itertools, sympy "
+        "and networkx may be imported; no files, no network, no randomness. Keep the draft if it is right; fix it "
+        "if not.\n\n"
         f"Problem:\n{_problem_part(t)}\n\nNatural-language solution:\n{t.get('natural_lang_solution') or '(none)'}"
         f"\n\nTheorem it comes from: {paper_result or t.get('target_paper_module') or '(not given)'}\n\n"
         f"Draft formal_solution:\n{draft}\n\n"
@@ -217,31 +226,41 @@ VALIDITY_SCHEMA: dict[str, Any] = {
         "self_contained": {"type": "boolean"},
         "unambiguous": {"type": "boolean"},
         "unique_answer": {"type": "boolean"},
+        "faithful": {"type": "boolean"},
         "valid": {"type": "boolean"},
         "reason": {"type": "string"},
     },
-    "required": ["self_contained", "unambiguous", "unique_answer", "valid", "reason"],
+    "required": ["self_contained", "unambiguous", "unique_answer", "faithful", "valid", "reason"],
 }
+VALIDITY_CHECKS = ("self_contained", "unambiguous", "unique_answer", "faithful")
 
 
-def validity_messages(problem: str, solution: str, answer: str) -> Messages:
+def validity_messages(theorem: str, excerpt: str, instances: list[dict[str, str]]) -> Messages:
+    """The validity review of one template: the theorem, the paper's excerpt and several of its instances."""
     system = ("You review mathematics problems before they enter a benchmark. You are strict: a problem a careful "
-              "expert could read two ways, or that relies on an unstated assumption, is rejected.")  # fmt: skip
+              "expert could read two ways, that relies on an unstated assumption, or whose answer does not follow "
+              "from the theorem it is built on, is rejected.")  # fmt: skip
+    shown = "\n\n".join(f"--- INSTANCE {k + 1} ---\nPROBLEM:\n{i['problem']}\n\nSOLUTION:\n{i['solution']}\n\n"
+                         f"ANSWER: {i['answer']}" for k, i in enumerate(instances))  # fmt: skip
     user = (
-        "Review this problem, an instance of a parameterised template, with the solution and answer a program "
-        "computed for it.\n"
-        "- self_contained: every object and hypothesis needed is defined in the problem itself;\n"
-        "- unambiguous: there is only one reasonable reading;\n"
-        "- unique_answer: it asks for one well-defined value, and the stated answer is that value;\n"
-        "- valid: all three hold.\n\n"
-        f"PROBLEM:\n{problem}\n\nSOLUTION:\n{solution}\n\nANSWER: {answer}\n\n"
+        f"Review these {len(instances)} instances of one parameterised template, each with the solution and the "
+        "answer a program computed for it, against the theorem the template comes from and the part of the paper "
+        "that states it.\n"
+        "- self_contained: every object and hypothesis needed is defined in each problem itself;\n"
+        "- unambiguous: each problem has only one reasonable reading;\n"
+        "- unique_answer: each asks for one well-defined value, and the stated answer is that value;\n"
+        "- faithful: the parameter values satisfy the theorem's hypotheses, and the solution and answer follow "
+        "from the theorem (not from a misreading of it);\n"
+        "- valid: all four hold for every instance.\n\n"
+        f"THEOREM: {theorem or '(not named)'}\n\n=== PAPER EXCERPT ===\n{excerpt or '(none available)'}\n"
+        f"=== END ===\n\n{shown}\n\n"
         'Reply with JSON only: {"self_contained": true, "unambiguous": true, "unique_answer": true, '
-        '"valid": true, "reason": "one or two sentences"}'
+        '"faithful": true, "valid": true, "reason": "one or two sentences"}'
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 __all__ = ["CHECK_SCHEMA", "CLASSIFY_SCHEMA", "COMPUTABILITY_SCHEMA", "SOLUTION_SCHEMA", "TEMPLATES_SCHEMA",
-           "TEMPLATE_RULES", "VALIDITY_SCHEMA", "VERSION", "check_messages", "classify_messages",
+           "TEMPLATE_RULES", "VALIDITY_CHECKS", "VALIDITY_SCHEMA", "VERSION", "check_messages", "classify_messages",
            "computability_messages", "repair_messages", "solution_messages", "templates_messages",
            "validity_messages"]  # fmt: skip

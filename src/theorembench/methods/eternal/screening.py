@@ -11,7 +11,11 @@ The request is written as plain text (``role: content`` paragraphs), not in the 
 chat template, so the figure approximates the one the provider would have reported.
 
 Where the model's server gives no log-probabilities (a hosted chat API), screening is
-skipped with a note, never counted as a rejection. True per-token log-probabilities of
+skipped with a note, never counted as a rejection. A hosted generator can still be screened by
+naming a scoring endpoint (``review.scoring_model``): a model served where the legacy endpoint
+answers (vLLM, llama.cpp), which scores the generator's requests and replies; the figure is then
+that model's confidence in the text, the closer to the paper's the closer its weights are to the
+generator's. True per-token log-probabilities of
 the generated reply would need the LLM layer to ask for them (``logprobs: true`` in the
 chat request) and keep them in :class:`~theorembench.llm.Completion` and the call ledger.
 """

@@ -6,6 +6,11 @@ the bounded repair turns is a failed step (asked again next time), never a label
 are exported to CSV or JSON; a person's edited file is imported as overrides, stored in
 the store and applied over the judge's labels wherever they are shown. An import with an
 unknown id or category stores nothing and reports one line per bad row.
+
+A long reply is shown by its head and its tail (``MAX_REPLY_CHARS`` in all), and the judge is also
+told what it cannot see: the reply's length, its finish reason (cut at the token limit or not),
+whether it boxes an answer, and its repeated lines, in the middle left out and overall, so that a
+Redundancy Loop or a Stop-too-early is visible however long the reply.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import csv
 import hashlib
 import io
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,7 +47,7 @@ CATEGORIES: dict[str, str] = {
     "Redundancy Loop": "the reply keeps restating definitions or equivalent facts without making progress",
     "Inconsistency": "the reply contradicts itself between steps or produces incompatible intermediate results",
 }  # fmt: skip
-PROMPT_VERSION = "eternal-taxonomy-1"
+PROMPT_VERSION = "eternal-taxonomy-2"
 OVERRIDES = "eternal.taxonomy/overrides"
 EXPORT_FIELDS = ("id", "instance_id", "model", "sample", "tier", "labels", "source", "rationale")
 MAX_REPLY_CHARS = 12_000
@@ -75,17 +81,49 @@ def response_id(model: str, instance_id: str, sample: int, reply: str) -> str:
     return f"{model}|{instance_id}|{sample}|{hashlib.sha256(reply.encode()).hexdigest()[:8]}"
 
 
+def _repeats(lines: list[str]) -> tuple[int, str, int]:
+    """How many lines repeat an earlier one, and the most repeated line with its count (lines of 20+ characters)."""
+    counts = Counter(line for line in lines if len(line) >= 20)
+    if not counts:
+        return 0, "", 0
+    top, times = counts.most_common(1)[0]
+    return sum(c - 1 for c in counts.values() if c > 1), top, times
+
+
+def reply_facts(reply: str, finish_reason: str | None = None) -> str:
+    """What the judge is told about the whole reply, also where it only sees its head and tail: its length, how it
+    ended (a reply cut at the token limit is an early stop, not a conclusion), and its repeated lines (a loop)."""
+    lines = [" ".join(line.split()) for line in reply.splitlines() if line.strip()]
+    repeated, top, times = _repeats(lines)
+    facts = [f"{len(reply)} characters, {len(lines)} non-empty lines"]
+    if finish_reason:
+        ended = " (it hit the token limit: cut off, not concluded)" if finish_reason == "length" else ""
+        facts.append(f"it ended with finish reason {finish_reason!r}{ended}")
+    facts.append("it gives a \\boxed{} answer" if "\\boxed" in reply else "it gives no \\boxed{} answer")
+    if repeated:
+        facts.append(f"{repeated} lines repeat an earlier line; the most repeated one occurs {times} times: "
+                     f"\"{top[:200]}\"")  # fmt: skip
+    return "; ".join(facts)
+
+
 def _shorten(text: str) -> str:
+    """The reply within MAX_REPLY_CHARS: its head and its tail, with what the middle held in between."""
     if len(text) <= MAX_REPLY_CHARS:
         return text
     half = MAX_REPLY_CHARS // 2
-    return f"{text[:half]}\n\n[... {len(text) - 2 * half} characters left out ...]\n\n{text[-half:]}"
+    middle = text[half:-half]
+    repeated, top, times = _repeats([" ".join(x.split()) for x in middle.splitlines() if x.strip()])
+    loop = f"; in it {repeated} lines repeat an earlier one (most often, {times} times: \"{top[:200]}\")" \
+        if repeated else ""  # fmt: skip
+    return f"{text[:half]}\n\n[... {len(middle)} characters left out{loop} ...]\n\n{text[-half:]}"
 
 
-def judge_messages(problem: str, expected: str, solution: str, reply: str) -> list[dict[str, str]]:
+def judge_messages(problem: str, expected: str, solution: str, reply: str,
+                   finish_reason: str | None = None) -> list[dict[str, str]]:  # fmt: skip
     """The messages that ask the judge to label one wrong reply."""
     listing = "\n".join(f"- {name}: {text}." for name, text in CATEGORIES.items())
     user = (f"Problem:\n{problem}\n\nVerified answer: {expected}\n\nReference solution:\n{solution or '(none given)'}"
+            f"\n\nAbout the whole reply: {reply_facts(reply, finish_reason)}."
             f"\n\nThe reply, whose final answer is wrong:\n<<<\n{_shorten(reply)}\n>>>\n\n"
             f"Error categories:\n{listing}\n\n"
             "Name every category that applies to this reply (at least one), using the names exactly as written "
@@ -106,9 +144,8 @@ async def label_failures(store: Store, llm: LLM, judge: ModelSpec, failures: Seq
 
     async def one(f: Mapping[str, Any]) -> dict[str, Any]:
         async def ask() -> dict[str, Any]:
-            value, _ = await llm.generate_json(judge, judge_messages(f["problem"], f["expected"], f["solution"],
-                                                                     f["reply"]), LABEL_SCHEMA, settings,
-                                               purpose="eternal.taxonomy")  # fmt: skip
+            msgs = judge_messages(f["problem"], f["expected"], f["solution"], f["reply"], f.get("finish_reason"))
+            value, _ = await llm.generate_json(judge, msgs, LABEL_SCHEMA, settings, purpose="eternal.taxonomy")
             labels = list(dict.fromkeys(value["labels"]))
             return {"labels": labels, "rationale": str(value.get("rationale", ""))}
 
@@ -195,4 +232,4 @@ def import_overrides(store: Store, path: str | Path, known_ids: set[str]) -> int
 
 
 __all__ = ["CATEGORIES", "LABEL_SCHEMA", "apply_overrides", "canonical", "counts", "export_labels",
-           "import_overrides", "judge_messages", "label_failures", "read_overrides", "response_id"]  # fmt: skip
+           "import_overrides", "judge_messages", "label_failures", "read_overrides", "reply_facts", "response_id"]  # fmt: skip

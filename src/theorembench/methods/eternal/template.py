@@ -3,6 +3,13 @@
 ``parse_template(obj)`` returns a ``Template`` or raises ``TemplateError`` whose ``problems`` hold
 one line per bad field; ``load_templates(path)`` reads a JSON list of templates and reports the
 problems of every template at once. Code is compiled (never run) to report syntax errors early.
+
+The paper's own format is accepted as it is: without ``params``, the domains are read from
+``param_definition`` (:mod:`definitions`), or one line shows the ``params`` to add. Required:
+``template_id``, ``problem_template``, ``formal_solution`` and ``natural_lang_solution`` (the
+instances' solution steps). A template without ``small_case_check`` parses, but is *unverified*:
+nothing independent checks its formula, and a release leaves its instances out unless told to keep them.
+``small_case_check.params`` takes lists of values, a list of cases, or domains as ``params`` writes them.
 """
 
 from __future__ import annotations
@@ -18,9 +25,12 @@ from typing import Any
 
 from theorembench.evaluate.answers import KINDS
 from theorembench.methods.eternal import params as P
+from theorembench.methods.eternal.definitions import params_from_definitions
+from theorembench.methods.eternal.radar import ACADEMIC_LEVELS, academic_level
 
-REQUIRED = ("template_id", "problem_template", "formal_solution", "params")
-_TEXT_FIELDS = ("target_paper_module", "core_math_concept", "output_type", "natural_lang_solution")
+REQUIRED = ("template_id", "problem_template", "formal_solution", "natural_lang_solution", "params")
+_TEXT_FIELDS = ("target_paper_module", "core_math_concept", "output_type")
+MAX_CASE_VALUES = 50  # a small_case_check domain with more values than this is not a set of small cases
 RESERVED = {"result", "exact_expression"}
 _OUTPUT_KINDS = {"integer": "integer", "int": "integer", "rational": "rational", "fraction": "rational",
                  "real": "real", "float": "real", "decimal": "real", "boolean": "boolean", "bool": "boolean",
@@ -66,6 +76,12 @@ class Template:
     msc: list[str] = field(default_factory=list)
     version: int = 1
     raw: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # how the template was read (e.g. params from the paper's format)
+
+    @property
+    def verified(self) -> bool:
+        """Whether an independent check (``small_case_check``) stands behind ``formal_solution``."""
+        return self.small_case_check is not None
 
     @property
     def code_hash(self) -> str:
@@ -129,10 +145,15 @@ def _check_definitions(obj: dict) -> list[str]:
 def _cases(obj: Any, params: dict[str, dict]) -> tuple[list[dict], list[str]]:
     """Small cases as a list of dicts: a dict of lists is expanded (the product when several are given)."""
     if isinstance(obj, dict):
-        if not all(isinstance(v, list) and v for v in obj.values()):
-            return [], ["small_case_check.params: each parameter needs a non-empty list of values"]
+        lists, problems = {}, []
+        for name, given in obj.items():
+            found, problem = _case_values(name, given)
+            lists[name] = found
+            problems += [problem] if problem else []
+        if problems:
+            return [], problems
         names = list(obj)
-        cases = [dict(zip(names, combo)) for combo in itertools.product(*(obj[n] for n in names))]
+        cases = [dict(zip(names, combo)) for combo in itertools.product(*(lists[n] for n in names))]
     elif isinstance(obj, list) and obj and all(isinstance(c, dict) for c in obj):
         cases = obj
     else:
@@ -154,6 +175,33 @@ def _cases(obj: Any, params: dict[str, dict]) -> tuple[list[dict], list[str]]:
     return cases, problems
 
 
+def _case_values(name: str, given: Any) -> tuple[list[Any], str]:
+    """The small-case values of one parameter: a non-empty list, or a domain as ``params`` writes it."""
+    if isinstance(given, list) and given:
+        return given, ""
+    if isinstance(given, dict) and "type" in given:
+        bad = P.check_domain(given, f"small_case_check.params.{name}")
+        if bad:
+            return [], "; ".join(bad)
+        count = P.size(given)
+        if count is None or count > MAX_CASE_VALUES:
+            return [], (f"small_case_check.params.{name}: the domain holds more than {MAX_CASE_VALUES} values; "
+                        "small cases are a few small values")  # fmt: skip
+        return [P.encode(given, v) for v in P.values(given)], ""
+    return [], (f"small_case_check.params.{name}: needs a non-empty list of values or a domain such as "
+                '{"type": "int", "min": 3, "max": 6}')  # fmt: skip
+
+
+def _with_definitions(obj: dict) -> tuple[dict, list[str], list[str]]:
+    """The paper's format (no ``params``, a ``param_definition``): params read from it; ``(obj, notes, problems)``."""
+    if "params" in obj or "param_definition" not in obj:
+        return obj, [], []
+    params, notes, problem = params_from_definitions(obj["param_definition"])
+    if params is None:
+        return obj, [], [problem] if problem else []
+    return dict(obj, params=params), notes, []
+
+
 def _check_check(obj: dict, params_ok: bool) -> list[str]:
     scc = obj.get("small_case_check")
     if scc is None:
@@ -167,11 +215,12 @@ def _check_check(obj: dict, params_ok: bool) -> list[str]:
 
 
 def _check_fields(obj: dict) -> list[str]:
-    problems = [f"{k}: required" for k in REQUIRED if k not in obj]
+    why = {"natural_lang_solution": " (each instance's solution_steps are rendered from it)"}
+    problems = [f"{k}: required{why.get(k, '')}" for k in REQUIRED if k not in obj]
     tid = obj.get("template_id")
     if "template_id" in obj and not (isinstance(tid, str) and _ID.fullmatch(tid)):
         problems.append("template_id: must be a string of letters, digits, '_', '.', ':' or '-' (at most 200)")
-    for k in ("problem_template", "formal_solution"):
+    for k in ("problem_template", "formal_solution", "natural_lang_solution"):
         if k in obj and not (isinstance(obj[k], str) and obj[k].strip()):
             problems.append(f"{k}: must be a non-empty string")
     problems += [f"{k}: must be a string" for k in _TEXT_FIELDS if k in obj and not isinstance(obj[k], str)]
@@ -181,6 +230,9 @@ def _check_fields(obj: dict) -> list[str]:
     rules = obj.get("validation_rule", [])
     if not (isinstance(rules, list) and all(isinstance(r, dict) and isinstance(r.get("rule"), str) for r in rules)):
         problems.append("validation_rule: must be a list of {\"type\": ..., \"rule\": \"...\"}")
+    level = obj.get("academic_level")
+    if level is not None and academic_level(level) is None:
+        problems.append(f"academic_level: {level!r} is not one of {', '.join(ACADEMIC_LEVELS)} (Table 2)")
     kind = obj.get("answer_kind")
     if kind is not None and kind not in KINDS:
         problems.append(f"answer_kind: {kind!r} is not one of {', '.join(KINDS)}")
@@ -200,7 +252,8 @@ def parse_template(obj: Any) -> Template:
     """A checked ``Template``, or ``TemplateError`` listing every problem found."""
     if not isinstance(obj, dict):
         raise TemplateError(["a template must be a JSON object"])
-    problems = _check_fields(obj)
+    obj, notes, problems = _with_definitions(obj)
+    problems = problems + [p for p in _check_fields(obj) if not (problems and p == "params: required")]
     param_problems = _check_params(obj) if "params" in obj else []
     problems += param_problems
     params_ok = "params" in obj and not param_problems
@@ -220,13 +273,13 @@ def parse_template(obj: Any) -> Template:
         template_id=obj["template_id"], problem_template=obj["problem_template"],
         formal_solution=obj["formal_solution"], params=obj["params"],
         answer_kind=obj.get("answer_kind") or default_kind(obj.get("output_type", "")),
-        natural_lang_solution=obj.get("natural_lang_solution", ""),
+        natural_lang_solution=obj["natural_lang_solution"],
         target_paper_module=obj.get("target_paper_module", ""), core_math_concept=obj.get("core_math_concept", ""),
         output_type=obj.get("output_type", ""), param_definition=obj.get("param_definition", []),
         param_generation_rule=obj.get("param_generation_rule", []), validation_rule=obj.get("validation_rule", []),
         small_case_check=SmallCaseCheck(scc["code"], _cases(scc["params"], obj["params"])[0]) if scc else None,
         paper_id=obj.get("paper_id"), theorem=obj.get("theorem"), msc=list(obj.get("msc", [])),
-        version=obj.get("version", 1), raw=dict(obj),
+        version=obj.get("version", 1), raw=dict(obj), notes=notes,
     )  # fmt: skip
 
 

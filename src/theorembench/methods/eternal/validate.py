@@ -1,11 +1,12 @@
-"""Step e on the host side: run a template's job in the sandbox, and judge each result by the per-instance rules.
+"""Step e on the host side: the per-instance rules, read and judged here on the values the sandbox returned.
 
 Validation rules (``validation_rule``) are read, never run: a rule is parsed with ``ast`` and
 evaluated by a small interpreter that knows only comparisons (``< <= == != >= > in``), ``and``/``or``/
 ``not``, arithmetic (``+ - * / // % **``, exact: ``/`` of integers is a Fraction), list/tuple/set
 literals, indexing with a constant, the names ``result`` and the parameters, and the functions
 ``abs``, ``min``, ``max``, ``len`` and ``is_prime``. ``value_check`` rules see ``result`` and the
-parameters; ``param_check`` rules only the parameters (checked before any code runs).
+parameters (a ``positivity`` rule is a value rule: its text, or ``result > 0`` when it has none);
+``param_check`` rules only the parameters (checked before any code runs).
 ``execution_check`` rules are what execution checks anyway. A rule of another type, one that does
 not parse, uses anything else, or cannot be evaluated on a value, is ignored and a note says so.
 """
@@ -13,22 +14,15 @@ not parse, uses anything else, or cannot be evaluated on a value, is ignored and
 from __future__ import annotations
 
 import ast
-import json
 import operator
-import sys
-from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 from theorembench.methods.eternal import params as P
-from theorembench.methods.eternal.render import strip_bindings
+from theorembench.methods.eternal import values as V
 from theorembench.methods.eternal.template import Template
-from theorembench.sandbox import SandboxResult, run_sandboxed
 
-HARNESS = Path(__file__).with_name("harness.py").read_text()
 MAX_VALUE_CHARS = 100_000
-MAX_OUTPUT_BYTES = 64_000_000
 _CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
         ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}  # fmt: skip
 _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
@@ -36,7 +30,8 @@ _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
 _FUNCS = {"abs": abs, "min": min, "max": max, "len": len, "is_prime": P.is_prime, "isprime": P.is_prime}
 _KIND_TYPES = {"integer": {"int"}, "rational": {"int", "rational"}, "boolean": {"bool"},
                "real": {"int", "rational", "float", "expression"}, "tuple": {"tuple"}, "list": {"list"},
-               "set": {"set"}, "expression": {"int", "rational", "expression", "str", "bool"}}  # fmt: skip
+               "set": {"set"}, "expression": {"int", "rational", "expression", "str", "bool"},
+               "interval": {"expression"}}  # fmt: skip
 
 
 class RuleError(ValueError):
@@ -116,13 +111,28 @@ def evaluate_rule(text: str, env: dict[str, Any]) -> bool:
         raise RuleError(f"{type(exc).__name__}: {exc}") from exc
 
 
+# rule types read as another: a "positivity" rule is a value rule (its text, e.g. "result > 0", or that by default)
+ALIASES = {"positivity": "value_check"}
+KNOWN_TYPES = ("value_check", "param_check", "execution_check", *ALIASES)
+
+
+def _kind(rule: dict) -> str:
+    kind = str(rule.get("type", "")).strip().lower()
+    return ALIASES.get(kind, kind)
+
+
 def rules_of(template: Template, kind: str) -> list[str]:
-    return [r["rule"] for r in template.validation_rule if str(r.get("type", "")).strip().lower() == kind]
+    out = []
+    for r in template.validation_rule:
+        if _kind(r) == kind:
+            text = r["rule"].strip()
+            out.append(text or "result > 0" if str(r.get("type", "")).strip().lower() == "positivity" else r["rule"])
+    return out
 
 
 def rule_notes(template: Template) -> list[str]:
     """Notes for rules of a type we do not check."""
-    known = {"value_check", "param_check", "execution_check"}
+    known = set(KNOWN_TYPES)
     return [f"validation rule of type {r.get('type')!r} ignored: {r['rule'][:120]}" for r in template.validation_rule
             if str(r.get("type", "")).strip().lower() not in known]  # fmt: skip
 
@@ -138,37 +148,15 @@ def check_param_rules(template: Template, params: dict[str, Any], notes: set[str
     return None
 
 
-def host_value(text: str, typ: str) -> Any:
-    """The Python value of an exact result text (int, rational, bool, float), or None for other types."""
-    if typ == "int":
-        limit = sys.get_int_max_str_digits()
-        sys.set_int_max_str_digits(0)
-        try:
-            return int(text)
-        finally:
-            sys.set_int_max_str_digits(limit)
-    if typ == "rational":
-        return Fraction(text)
-    if typ == "bool":
-        return text == "True"
-    if typ == "float":
-        return float(text)
-    return None
-
-
-def judge_value(template: Template, params: dict[str, Any], line: dict, notes: set[str]) -> str | None:
-    """Why an executed instance's value is rejected (stage value_rule), or None."""
-    text, typ, exact = line["value"], line["type"], line["exact"]
+def judge_value(template: Template, params: dict[str, Any], value: Any, notes: set[str]) -> str | None:
+    """Why an executed instance's value is rejected (stage value_rule), or None; ``value`` as :mod:`values` reads it."""
+    text, typ = V.text(value), V.type_of(value)
     if len(text) > MAX_VALUE_CHARS:
         return f"the answer has {len(text)} characters (limit {MAX_VALUE_CHARS})"
-    if not exact and template.answer_kind != "real":
-        return f"inexact result {text[:80]} (a float) where answer kind {template.answer_kind} needs an exact value"
     if typ not in _KIND_TYPES.get(template.answer_kind, set()):
         return f"answer kind {template.answer_kind}, but the result is a {typ} ({text[:80]})"
-    rules = rules_of(template, "value_check")
-    value = host_value(text, typ) if rules else None
-    for rule in rules:
-        if value is None:
+    for rule in rules_of(template, "value_check"):
+        if typ in ("expression", "str"):
             notes.add(f"value_check rule {rule[:120]!r} ignored: not applicable to a {typ} result")
             continue
         try:
@@ -177,74 +165,3 @@ def judge_value(template: Template, params: dict[str, Any], line: dict, notes: s
         except RuleError as exc:
             notes.add(f"value_check rule {rule[:120]!r} ignored: {exc}")
     return None
-
-
-@dataclass
-class JobOutcome:
-    """What the harness reported: small cases in order, instance lines by index, the started ones, the sandbox run."""
-
-    sandbox: SandboxResult
-    cases: list[dict] = field(default_factory=list)
-    instances: dict[int, dict] = field(default_factory=dict)
-    started: set[int] = field(default_factory=set)
-    skipped: bool = False
-    done: bool = False
-
-
-def run_job(template: Template, candidates: list[dict[str, Any]], *, check: bool = True, timeout_s: float = 120,
-            memory_mb: int = 2048, per_instance_s: float = 20) -> JobOutcome:  # fmt: skip
-    """One sandboxed process: the small-case check (when ``check`` and the template has one), then each candidate."""
-    names = list(template.params)
-    job = {"code": strip_bindings(template.formal_solution, names), "per_instance_s": per_instance_s, "check": None,
-           "instances": [{k: P.wire(template.params[k], c[k]) for k in names} for c in candidates]}  # fmt: skip
-    scc = template.small_case_check
-    if check and scc is not None:
-        cases = [template.decode_params(c) for c in scc.cases]
-        job["check"] = {"code": strip_bindings(scc.code, names),
-                        "cases": [{k: P.wire(template.params[k], c[k]) for k in names} for c in cases]}  # fmt: skip
-    files = {"harness.py": HARNESS, "job.json": json.dumps(job)}
-    res = run_sandboxed(["python", "harness.py", "job.json"], files=files, timeout_s=timeout_s, memory_mb=memory_mb,
-                        max_output_bytes=MAX_OUTPUT_BYTES)  # fmt: skip
-    out = JobOutcome(sandbox=res)
-    for raw in res.stdout.splitlines():
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            continue
-        kind = line.get("kind") if isinstance(line, dict) else None
-        if kind == "case":
-            out.cases.append(line)
-        elif kind == "start":
-            out.started.add(line["index"])
-        elif kind == "instance":
-            out.instances[line["index"]] = line
-        elif kind == "skip":
-            out.skipped = True
-        elif kind == "done":
-            out.done = True
-    return out
-
-
-def _show(params: dict) -> str:
-    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in params.items())
-
-
-def cross_check_failure(template: Template, out: JobOutcome) -> str | None:
-    """Why the template fails the small-case check (None: every case agreed, or it has none)."""
-    scc = template.small_case_check
-    if scc is None:
-        return None
-    bad = next((c for c in out.cases if c.get("status") != "agree"), None)
-    if bad is None and len(out.cases) == len(scc.cases):
-        return None
-    if bad is None:
-        where = f" at small case {_show(scc.cases[len(out.cases)])}" if len(out.cases) < len(scc.cases) else ""
-        return f"the sandbox stopped the small-case check{where}: {out.sandbox.status} ({out.sandbox.reason})"
-    at, status = _show(bad.get("params", {})), bad.get("status", "")
-    if status == "disagree":
-        extra = f"; {bad['error']}" if bad.get("error") else ""
-        return (f"formal_solution gives {bad.get('formula', '')[:120]} but the brute force gives "
-                f"{bad.get('check', '')[:120]} at {at}{extra}")  # fmt: skip
-    who = "formal_solution" if status.startswith("formula_") else "the brute-force check"
-    what = "timed out" if status.endswith("timeout") else "failed"
-    return f"{who} {what} on the small case {at}: {bad.get('error', '')}"

@@ -1,12 +1,15 @@
 """Perplexity-based evaluation (Proof2Hybrid), for base models.
 
-Each seed item and its own distractors form one multiple-choice question. Every
-option is appended to the same question prefix; the model's answer is the option
-whose tokens are least perplexing given that prefix:
+Each seed item and its own distractors form one multiple-choice question; the model's
+answer is the option whose tokens are least perplexing:
 
     perplexity(option) = exp(-(1/n) * sum_i log p(t_i | prefix, t_<i))
 
-over the n tokens of the option only (the prefix tokens are context, not scored).
+over the n tokens of the option only. The prefix is empty by default, as in the paper, which
+scores each option on its own; a prefix given (the same for every option) is context, never
+scored. With an empty prefix the option's first token is scored when the server gives it a
+log-probability (after the model's BOS token: vLLM, llama.cpp), and left out when it gives
+none (a server that adds no BOS returns null for the first prompt token).
 
 This module scores options and questions and weighs the result; the parts it is
 built from live beside it and are re-exported here:
@@ -33,9 +36,11 @@ summary (``n_ties``) and each one lists its ``tied`` options.
 
 Failures
 --------
-A question whose requests failed (after their retries) has no answer: it is counted under
-``n_errors`` and left out of the score, of its weights and of ``n``; failed requests are
-never served from the cache, so the next run asks again.
+A question whose requests failed (after their retries) has no answer: it keeps its weight
+and earns 0 points, so it counts in ``n`` as not correct (as in the released LMB protocol: a
+model that errors never scores higher), and is counted under ``n_errors``. The score over the
+answered questions only is a secondary figure, ``answered_only``. Failed requests are never
+served from the cache, so the next run asks again.
 
 Scoring
 -------
@@ -47,8 +52,9 @@ gives c = 100 / sum_q k_q:
 
     w_q = 100 * k_q / sum_j k_j,    random baseline = sum_q w_q / k_q = 100 * Q / sum_j k_j.
 
-The score carries a 95% interval: a seeded bootstrap over questions of the weighted
-score (:func:`theorembench.common.stats.weighted_bootstrap`), in points, with its n.
+The score also comes as an estimate in the one shape, ``estimate`` (a fraction of the
+maximum, with n, errors and a 95% interval: the Wilson interval at the weighted mean
+credit with Kish's effective n, :func:`theorembench.common.stats.bounded_mean`).
 """
 
 from __future__ import annotations
@@ -59,7 +65,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from theorembench.common.stats import weighted_bootstrap
+from theorembench.common.stats import bounded_mean
 from theorembench.llm import LLM, ModelSpec
 from theorembench.methods.hybrid.perplexity_alignment import (
     BOS_CANDIDATES,
@@ -97,8 +103,8 @@ __all__ = [
     "score_questions",
 ]
 
-#: Question prefix used by :func:`score_questions` unless told otherwise.
-DEFAULT_PREFIX = "The following is a correct piece of mathematics, taken from a reference text.\n\n"
+#: Question prefix used by :func:`score_questions` unless told otherwise: none, as in the paper.
+DEFAULT_PREFIX = ""
 
 
 @dataclass
@@ -131,7 +137,8 @@ async def _score_options(client: CompletionsClient, prefix: str, options: Sequen
             raise PerplexityUnsupported(f"the server echoed the prompt but gave no log-probabilities. {NEED_SERVER}")
         values = [v for v in option_logprobs(toks, len(prefix)) if v is not None]
         if not values:
-            raise PerplexityError(f"option {index}: no scored tokens (an option needs a non-empty prefix before it)")
+            raise PerplexityError(f"option {index}: no scored tokens (the server gives no log-probability for the "
+                                  "first token of a prompt; a one-token option needs a prefix before it)")  # fmt: skip
         mean = math.fsum(values) / len(values)
         ppl = math.exp(-mean) if -mean < 709 else math.inf
         return OptionScore(index=index, perplexity=ppl, mean_logprob=mean, n_tokens=len(values))
@@ -210,20 +217,19 @@ def perplexity_score(results: Sequence[tuple[int | Sequence[int] | None, int, in
 
     ``chosen`` is an index, the list of tied indices (see :func:`credit`), or ``None`` / a
     negative index (counts as wrong). ``random_baseline`` is the expected score of guessing
-    uniformly: sum_q w_q / k_q = total * Q / sum_q k_q. ``ci95`` is a bootstrap over
-    questions of the weighted score, in points.
+    uniformly: sum_q w_q / k_q = total * Q / sum_q k_q. ``estimate`` is the score as a
+    fraction of ``total`` with its 95% interval (Wilson at the weighted mean, effective n).
     """
     weights = question_weights([k for _, _, k in results], total) if results else []
     credits = [credit(chosen, correct) for chosen, correct, _ in results]
     n = len(results)
     k_sum = sum(k for _, _, k in results)
-    estimate = weighted_bootstrap(credits, weights, scale=total)
+    estimate = bounded_mean(credits, weights)
     return {
         "score": math.fsum(w * c for w, c in zip(weights, credits)),
         "max_score": total if n else 0.0,
         "n": n,
-        "ci95": [round(estimate.low, 2), round(estimate.high, 2)],
-        "ci_method": estimate.method,
+        "estimate": estimate.to_dict(),
         "accuracy": math.fsum(credits) / n if n else 0.0,
         "random_baseline": total * n / k_sum if n else 0.0,
         "n_questions": n,
@@ -251,7 +257,7 @@ async def score_questions(
     Returns ``{"summary": perplexity_score(...) + n_errors, "details": [...]}`` where each
     detail records the per-option perplexities, mean log-probs and token counts, the
     chosen (None on a tie), ``tied`` and correct index, its ``credit``, the question's
-    weight, and an ``error``: a question that fails is left out of the score (see the
+    weight, and an ``error``: a question that fails earns 0 of its points (see the
     module notes). :class:`PerplexityUnsupported` aborts the run. ``on_result`` is called
     with each detail as it completes.
     """
@@ -297,11 +303,16 @@ async def score_questions(
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
-    scored = [d for d in details if d["error"] is None]
-    summary = perplexity_score([(d["tied"] or d["chosen"], d["correct"], d["n_options"]) for d in scored])
-    for d, w in zip(scored, summary["weights"]):
+    def triples(ds: list[dict[str, Any]]) -> list[tuple[Any, int, int]]:
+        return [(d["tied"] or d["chosen"], d["correct"], d["n_options"]) for d in ds]
+
+    summary = perplexity_score(triples(details))  # a failed question: chosen None, 0 of its points
+    for d, w in zip(details, summary["weights"]):
         d["weight"] = w
-    for d in details:
-        d.setdefault("weight", None)
-    summary["n_errors"] = len(details) - len(scored)
+    answered = [d for d in details if d["error"] is None]
+    secondary = perplexity_score(triples(answered))
+    summary["n_errors"] = len(details) - len(answered)
+    summary["estimate"]["errors"] = summary["n_errors"]
+    summary["answered_only"] = {k: secondary[k] for k in ("score", "n", "estimate", "accuracy")} | {
+        "note": "secondary: over the questions whose requests got an answer, weights renormalised"}
     return {"summary": summary, "details": details}

@@ -98,4 +98,6 @@ def evaluation_messages(items: list[str], m: int) -> Messages:
     ]
 
 
+# Perplexity-based evaluation scores each option on its own, as the paper does. This framing sentence goes
+# before every option only when asked (``perplexity_prefix``): it is ours, not the paper's.
 PERPLEXITY_PREFIX = "The following is a correct piece of mathematics, taken from a reference text.\n\n"

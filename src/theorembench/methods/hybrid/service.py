@@ -12,19 +12,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from theorembench.common.digest import json_digest
-from theorembench.common.errors import UserError
+from theorembench.common.errors import InvalidSetting, UserError
 from theorembench.common.outputs import write_json
+from theorembench.common.progress import OnStep
+from theorembench.common.stats import Estimate
 from theorembench.evaluate.inspect_log import default_log_dir
+from theorembench.evaluate.result import EvalResult
 from theorembench.latex.extract import ExtractionError, load_paper
 from theorembench.llm import LLM, GenerateSettings, ModelSpec
 from theorembench.llm.local import stop_private_servers
 from theorembench.methods.hybrid.config import load_config
 from theorembench.methods.hybrid.evaluate import evaluate_generation
 from theorembench.methods.hybrid.perplexity import PerplexityError, resolve_bos_text, score_questions
-from theorembench.methods.hybrid.pipeline import HybridBuilder, build, draw_seeds, write_outputs
 from theorembench.methods.hybrid.prompts import PERPLEXITY_PREFIX
 from theorembench.methods.hybrid.seeds import paper_seeds, stacks_seeds
+from theorembench.methods.hybrid.stages import HybridBuilder, build, draw_seeds, write_outputs
+from theorembench.pipeline.build_report import BuildResult
+from theorembench.pipeline.identity import package_modules, pipeline_name
 from theorembench.store import Store
 from theorembench.store.papers import PaperRepo
 
@@ -35,12 +39,12 @@ def collect_seeds(store: Store | None, *, stacks: Path | None = None, chapters: 
                   papers: list[str] | None = None) -> tuple[list[Any], list[str]]:  # fmt: skip
     """Seeds from a Stacks Project folder and/or stored papers, with the problems met while reading them."""
     if stacks is None and not papers:
-        raise UserError("give --stacks DIR and/or --paper ID")
+        raise InvalidSetting("stacks_or_papers", "needs a Stacks Project folder and/or paper ids")
     seeds: list[Any] = []
     problems: list[str] = []
     if stacks is not None:
         if not stacks.is_dir():
-            raise UserError(f"--stacks {stacks}: not a folder")
+            raise InvalidSetting("stacks", f"{stacks}: not a folder")
         try:
             found, probs = stacks_seeds(stacks, chapters or None)
         except FileNotFoundError as exc:
@@ -64,31 +68,45 @@ def collect_seeds(store: Store | None, *, stacks: Path | None = None, chapters: 
     return seeds, problems
 
 
+VERSION = "1"  # bump when the stored outputs of the build's steps change shape
+
+
+def build_pipeline(shaping: Any) -> str:
+    """The build's pipeline name: Proof2Hybrid's version, prompts, code and the settings that shape its steps."""
+    from theorembench.methods import hybrid
+    from theorembench.methods.hybrid import prompts
+
+    return pipeline_name("hybrid", version=VERSION, prompts=[prompts], code=package_modules(hybrid), settings=shaping)
+
+
 def build_hybrid(store: Store, *, stacks: Path | None = None, chapters: list[str] | None = None,
                  papers: list[str] | None = None, generators: list[str] | None = None, judges: list[str] | None = None,
+                 seed_judges: list[str] | None = None, distractor_judges: list[str] | None = None,
                  config: Path | None = None, max_seeds: int | None = None, out_dir: Path = Path("hybrid"),
                  concurrency: int = 4, overrides: dict[str, Any] | None = None,
                  on_seeds: Callable[[int], None] | None = None,
-                 on_step: Callable[[str, str, str], None] | None = None) -> dict[str, Any]:  # fmt: skip
-    """Filter seeds, write and filter distractors, aggregate questions; writes ``out_dir``, returns the summary.
+                 on_step: OnStep | None = None) -> BuildResult:  # fmt: skip
+    """Filter seeds, write and filter distractors, aggregate questions; writes ``out_dir``, returns the build's result.
 
     With ``max_seeds``, that many seeds are drawn at random with ``questions.seed`` (as the
     paper draws its seeds), reproducibly. Stored steps are keyed by the settings that shape
     them, which leave out how seeds and questions are drawn: a new draw reuses every step.
+    ``judges`` judge both filters unless ``seed_judges`` (m1) or ``distractor_judges`` (m3) set a panel apart.
     """
     cfg = load_config(config, **{"models.generators": generators or None, "models.judges": judges or None,
+                                 "models.seed_judges": seed_judges or None,
+                                 "models.distractor_judges": distractor_judges or None,
                                  "generation.max_seeds": max_seeds, **(overrides or {})})  # fmt: skip
     cfg.check()
     seeds, problems = collect_seeds(store, stacks=stacks, chapters=chapters, papers=papers)
     seeds = draw_seeds(seeds, cfg.generation.max_seeds, seed=cfg.questions.seed)
     llm = LLM(store)
-    for name in {*cfg.models.generators, *cfg.models.judges}:
+    for name in sorted({*cfg.models.generators, *cfg.seed_panel, *cfg.distractor_panel}):
         llm.resolve(name)
     shaping = cfg.model_dump(exclude={"questions": True, "generation": {"max_seeds"}})
-    key = json_digest(shaping, 12, ascii_only=True)
     if on_seeds is not None:
         on_seeds(len(seeds))
-    builder = HybridBuilder(store, llm, cfg, pipeline=f"hybrid/{key}", on_step=on_step)
+    builder = HybridBuilder(store, llm, cfg, pipeline=build_pipeline(shaping), on_step=on_step)
 
     async def go() -> Any:
         try:
@@ -100,16 +118,17 @@ def build_hybrid(store: Store, *, stacks: Path | None = None, chapters: list[str
         outcome = asyncio.run(go())
     finally:
         stop_private_servers()
-    summary = write_outputs(store, outcome, out_dir, cfg)
-    summary["seed_problems"] = len(problems)
-    return summary
+    result = write_outputs(store, outcome, out_dir, cfg)
+    result.summary["seed_problems"] = len(problems)
+    return result
 
 
 def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both", max_tokens: int | None = None,
                     limit: int | None = None, max_connections: int | None = None, out_path: Path | None = None,
-                    log_dir: Path | None = None,
-                    on_note: Callable[[str], None] | None = None) -> tuple[dict[str, Any], Path]:  # fmt: skip
-    """Score a model on a ``hybrid build`` folder; returns the results and the JSON file they were written to.
+                    log_dir: Path | None = None, perplexity_prefix: bool = False,
+                    on_note: Callable[[str], None] | None = None) -> EvalResult:  # fmt: skip
+    """Score a model on a ``hybrid build`` folder; returns the results, the JSON file they were written to and the
+    headline: the tight m-out-of-n score of generation-based evaluation, else the perplexity-based score.
 
     ``max_tokens`` caps each evaluation reply (None: the provider's default, as the paper
     does). Before any work, a mode that includes perplexity checks that the model's server
@@ -117,9 +136,14 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
     cached): ``--mode perplexity`` stops with a UserError, ``--mode both`` skips perplexity
     with a note (passed to ``on_note`` and kept under ``notes`` and ``perplexity_skipped``
     in the results). Whatever was computed is written, also when a later part fails.
+
+    ``perplexity_prefix``: put our framing sentence (``prompts.PERPLEXITY_PREFIX``) before every
+    option. Off by default, as in the paper, which scores each option on its own: scores stay
+    comparable with the paper's, and no measurement of ours shows that the sentence helps. The
+    prefix used is recorded under ``perplexity.prefix``.
     """
     if mode not in MODES:
-        raise UserError("--mode must be generation, perplexity or both")
+        raise InvalidSetting("mode", "must be generation, perplexity or both")
     try:
         questions = json.loads((folder / "questions.json").read_text())
         ppl_questions = json.loads((folder / "ppl_questions.json").read_text())
@@ -158,7 +182,8 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
                 )  # fmt: skip
             if want_ppl:
                 try:
-                    results["perplexity"] = await _perplexity(llm, spec, ppl_questions, bos_text)
+                    prefix = PERPLEXITY_PREFIX if perplexity_prefix else ""
+                    results["perplexity"] = await _perplexity(llm, spec, ppl_questions, bos_text, prefix)
                 except PerplexityError as exc:  # the server stopped giving log-probabilities mid-run
                     if mode == "perplexity":
                         raise UserError(f"perplexity-based evaluation of {model} stopped: {exc}") from None
@@ -178,14 +203,25 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
     finally:
         stop_private_servers()
     write_json(path, results)
-    return results, path
+    return _result(results, path)
 
 
-async def _perplexity(llm: LLM, spec: ModelSpec, ppl_questions: list[dict[str, Any]],
-                      bos_text: str | None) -> dict[str, Any]:  # fmt: skip
+def _result(results: dict[str, Any], path: Path) -> EvalResult:
+    gen, ppl = results.get("generation"), results.get("perplexity")
+    headline = gen["summary"]["score"] if gen else ppl["summary"]["estimate"] if ppl else None
+    summary = gen["summary"] if gen else {}
+    return EvalResult("eval.hybrid", gen["run_id"] if gen else None, results, path,
+                      Path(gen["log"]) if gen and gen.get("log") else None, Estimate.from_dict(headline),
+                      incomplete=summary.get("statuses", {}).get("pending", 0) +
+                      int((ppl or {}).get("summary", {}).get("n_errors") or 0))  # fmt: skip
+
+
+async def _perplexity(llm: LLM, spec: ModelSpec, ppl_questions: list[dict[str, Any]], bos_text: str | None,
+                      prefix: str) -> dict[str, Any]:  # fmt: skip
     """Each seed with its own distractors; the option with the lowest perplexity is the answer (ties split)."""
-    return await score_questions(llm, spec, ppl_questions, prefix=PERPLEXITY_PREFIX, bos_text=bos_text,
-                                 concurrency=1 if spec.is_local else 4)  # fmt: skip
+    scored = await score_questions(llm, spec, ppl_questions, prefix=prefix, bos_text=bos_text,
+                                   concurrency=1 if spec.is_local else 4)  # fmt: skip
+    return {"prefix": prefix, **scored}
 
 
 __all__ = ["MODES", "build_hybrid", "collect_seeds", "evaluate_hybrid"]

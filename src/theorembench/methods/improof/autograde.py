@@ -2,10 +2,11 @@
 
 Each subquestion answer gets a verdict from :mod:`theorembench.evaluate.answers` (correct
 True/False/None, warning level none/low/high, the extracted and parsed answer), stored under
-:data:`GRADER_VERSION`. The checker has no version constant of its own, so this module keeps
-one: ANY change to the checker (extraction, parsing, comparison, tolerances) or to how replies
-are passed to it must bump ``GRADER_VERSION``; :func:`regrade` then grades every answer again,
-and the verdicts of older versions stay in the store for comparison.
+:data:`GRADER_VERSION`, which is the checker's own ``CHECKER_VERSION``: a change to the checker
+(extraction, parsing, comparison, tolerances) bumps that, and a change to how replies are
+passed to it here must bump it too. Verdicts of another version are never used: a run, or
+:func:`regrade`, grades every such answer again from its stored reply, and the verdicts of
+older versions stay in the store for comparison.
 
 An administrator can verify or override a verdict: overrides are appended, never changed,
 and the latest one for a subquestion wins over the automatic verdict
@@ -18,23 +19,25 @@ graded yet) counts as not correct.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from theorembench.common.errors import UserError
-from theorembench.evaluate.answers import AnswerChecker, Verdict
+from theorembench.common.progress import OnCount
+from theorembench.evaluate.answers import CHECKER_VERSION, AnswerChecker, Verdict
 from theorembench.methods.improof.answers import get_answer
 from theorembench.methods.improof.catalog import get_problem
 from theorembench.store.db import Store
 from theorembench.store.improof import ImproofRepo
 
-GRADER_VERSION = "checker-1"  # bump on any change to the answer checker or to how replies reach it
+GRADER_VERSION = f"checker-{CHECKER_VERSION}"  # the answer checker's version: a new one grades every answer again
 NO_ANSWER = "no answer submitted"
 
 
 def _to_row(index: int, verdict: Verdict) -> dict[str, Any]:
     parsed = {"kind": verdict.kind, "expected": verdict.expected, "answer": verdict.answer,
-              "messages": verdict.messages, "source": verdict.source}  # fmt: skip
+              "messages": verdict.messages, "source": verdict.source,
+              "checker_version": verdict.checker_version}  # fmt: skip
     return {"sub_index": index, "correct": verdict.correct, "warning": verdict.warning,
             "extracted": verdict.extracted, "parsed": parsed}  # fmt: skip
 
@@ -42,8 +45,8 @@ def _to_row(index: int, verdict: Verdict) -> dict[str, Any]:
 def _from_row(row: dict[str, Any]) -> Verdict:
     parsed = row.get("parsed") or {}
     return Verdict(row["correct"], parsed.get("kind", "unknown"), row["warning"], list(parsed.get("messages", [])),
-                   parsed.get("expected"), parsed.get("answer"), row.get("extracted"),
-                   parsed.get("source"))  # fmt: skip
+                   parsed.get("expected"), parsed.get("answer"), row.get("extracted"), parsed.get("source"),
+                   parsed.get("checker_version", CHECKER_VERSION))  # fmt: skip
 
 
 def grade_answer(store: Store, answer_id: str, checker: AnswerChecker | None = None) -> list[Verdict]:
@@ -77,7 +80,7 @@ def grade_answer(store: Store, answer_id: str, checker: AnswerChecker | None = N
     return [_from_row(r) for r in repo.verdicts(answer_id, version)]
 
 
-def regrade(store: Store, progress: Callable[[int, int], None] | None = None) -> int:
+def regrade(store: Store, progress: OnCount | None = None) -> int:
     """Grade every answer that has no verdicts of the current :data:`GRADER_VERSION`; returns how many were graded.
 
     ``progress(done, total)`` is called after each answer. Answers to problems without

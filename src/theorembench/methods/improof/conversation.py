@@ -3,16 +3,22 @@
 Stage 0 shows the main question only. Stage k (k >= 1) opens with subquestion k, once stage k-1
 has ended; a stage ends when the model calls ``submit`` (``submitted``), when its token budget
 is spent (``limit_exceeded``, see :mod:`budget`), or with ``error``: a model call that failed
-after Inspect's retries (not final: the conversation stops there and the next run asks again),
-or more than ``max_malformed`` turns in a row with a malformed tool call (final; each malformed
+after the LLM layer's retries (not final when transient: the conversation stops there and the next run
+asks again; final when the request itself was refused, a 400 such as "prompt is too long", which
+asking again cannot cure: the stage has no answer and the next stage follows), or more than
+``max_malformed`` turns in a row with a malformed tool call (final; each malformed
 call first gets Inspect's error message back, so the model can try again). After each turn that
 did not end the stage, a user note gives the stage's usage against its budget.
 
-In single-turn mode (App. I.1) there are no tools: each stage is one reply, the main answer is
+In single-turn mode (App. I.1) there are no sandbox tools: each stage is one reply (the
+provider's own web search or code interpreter may run inside it, Table 2), the main answer is
 the whole reply and a subquestion's answer is the content of its last ``\\boxed{}`` (the whole
-reply when there is none).
+reply when there is none). An answer given in the call that passes a stage's budget is kept or
+discarded by the setting ``over_budget_answer`` (see :mod:`budget`).
 
-Every turn is stored as it happens and replayed on a rerun (see :mod:`replay`).
+Every turn is stored as it happens and replayed on a rerun (see :mod:`replay`). The model is the
+task's, ``theorembench/<model>`` (see :mod:`theorembench.llm.inspect_provider`): each call goes
+through the LLM layer's cache, retries and usage ledger, the epoch being the call's sample index.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from theorembench.evaluate.answers import extract_answer
-from theorembench.methods.improof.budget import StageRecord, crossing_usage, usage_of
+from theorembench.llm.failures import FINAL_KINDS, classify
+from theorembench.methods.improof.budget import StageRecord, crossing_call, hosted_uses, usage_of
 from theorembench.methods.improof.config import HarnessSettings
 from theorembench.methods.improof.problems import Problem
 from theorembench.methods.improof.prompts import RESUMED, main_prompt, status_note, sub_prompt
@@ -72,11 +79,11 @@ class Conversation:
         s = self.settings
         self.messages = [ChatMessageUser(content=main_prompt(
             self.problem.statement, tools=self.plan.offered, main_tokens=s.main_tokens, sub_tokens=s.sub_tokens,
-            timeout_s=s.tool_timeout_s, memory_mb=s.tool_memory_mb, mode=s.mode))]  # fmt: skip
+            timeout_s=s.tool_timeout_s, memory_mb=s.tool_memory_mb, mode=s.mode, wording=s.wording))]  # fmt: skip
         for k in range(len(self.problem.subquestions) + 1):
             if k > 0:
                 prev = self.stages[-1]
-                text = sub_prompt(k, self.problem.subquestions[k - 1].text, mode=s.mode,
+                text = sub_prompt(k, self.problem.subquestions[k - 1].text, mode=s.mode, wording=s.wording,
                                   previous=prev.outcome or "error", used=prev.used, budget=prev.budget)  # fmt: skip
                 self.messages.append(ChatMessageUser(content=text))
             record = StageRecord(stage=k, budget=self.budget(k))
@@ -102,6 +109,7 @@ class Conversation:
             rec.outcome, rec.answer, rec.error = end["outcome"], end.get("answer"), end.get("error")
             rec.input_tokens, rec.output_tokens = usage["input_tokens"], usage["output_tokens"]
             rec.reasoning_tokens, rec.tool_calls = usage["reasoning_tokens"], dict(usage["tool_calls"])
+            rec.discarded_answer = usage.get("discarded_answer")
             return
         if last is not None and (self.settings.mode != "agentic" or last.submitted is not None):
             self.end(rec, "submitted", answer=last.submitted)  # stopped after storing the turn, before its end
@@ -130,15 +138,23 @@ class Conversation:
         agentic = self.settings.mode == "agentic"
         try:
             with token_limit(rec.remaining, type="output"):
-                output = await get_model().generate(self.messages + prefix, tools=self.plan.tools if agentic else [])
+                output = await get_model().generate(self.messages + prefix, tools=self.plan.tools)
         except LimitExceededError as exc:
             if exc.type != "token":
                 raise
-            rec.add(*crossing_usage(exc.value))
-            self.end(rec, "limit_exceeded")
-            return malformed_run
-        except Exception as exc:  # noqa: BLE001 - the model call failed after Inspect's retries: not final
-            rec.outcome, rec.error, rec.final = "error", f"model call failed: {_cause(exc)}", False
+            usage, crossing = crossing_call(exc.value)
+            kept = self.over_budget(rec, crossing)
+            if kept is None:
+                rec.add(*usage)
+                self.end(rec, "limit_exceeded")
+                return malformed_run
+            output = kept
+        except Exception as exc:  # noqa: BLE001 - the model call failed after the LLM layer's retries
+            failure = classify(exc)  # Inspect's wrapper taken off: the LLM layer's final error, or the provider's
+            if failure.kind in FINAL_KINDS:  # the request itself is refused (a 400): an outcome, asked never again
+                self.end(rec, "error", f"model call failed for good: {failure.message[:300]}")
+            else:  # transient (429, 5xx, a timeout) or the endpoint's (a key): the next run asks again
+                rec.outcome, rec.error, rec.final = "error", f"model call failed: {_cause(exc)}", False
             return malformed_run
         if output.error:
             rec.outcome, rec.error, rec.final = "error", f"model call failed: {output.error}", False
@@ -150,7 +166,7 @@ class Conversation:
         calls = list(assistant.tool_calls or []) if agentic else []
         if calls:
             new += (await execute_tools([*self.messages, *new], self.plan.tools)).messages
-        counts = dict(Counter(c.function for c in calls))
+        counts = dict(Counter(c.function for c in calls) + hosted_uses(assistant))
         results = {m.tool_call_id: m for m in new if getattr(m, "role", None) == "tool"}
         malformed = any(self.is_malformed(c, results.get(c.id)) for c in calls)
         malformed_run = malformed_run + 1 if malformed else 0
@@ -164,7 +180,7 @@ class Conversation:
         elif malformed_run > self.settings.max_malformed:
             outcome, error = "error", f"{malformed_run} turns in a row with a malformed tool call"
         elif rec.remaining > 0:
-            new.append(ChatMessageUser(content=status_note(rec.used, rec.budget)))
+            new.append(ChatMessageUser(content=status_note(rec.used, rec.budget, self.settings.wording)))
         inp, out, reasoning = usage_of(output)
         self.log.put_turn(rec.stage, rec.turns, Turn(dump_messages(new), inp, out, reasoning, counts, malformed,
                                                      answer))  # fmt: skip
@@ -172,6 +188,29 @@ class Conversation:
         if outcome is not None:
             self.end(rec, outcome, error, answer)
         return malformed_run
+
+    def over_budget(self, rec: StageRecord, crossing: Any) -> Any | None:
+        """The call that passed the stage's budget, as an output to keep when it answers and answers are kept
+        (``over_budget_answer = "keep"``): only its ``submit`` calls, none of its other tools (agentic), or its
+        reply (single-turn). None when it is dropped; an answer it gave is then kept in the stage as
+        ``discarded_answer``."""
+        message = getattr(crossing, "message", None)
+        if message is None:
+            return None
+        agentic = self.settings.mode == "agentic"
+        submits = [c for c in (message.tool_calls or []) if c.function == "submit" and not c.parse_error
+                   and isinstance(c.arguments.get("answer"), str)] if agentic else []  # fmt: skip
+        answer = submits[0].arguments["answer"] if submits else None
+        if not agentic:
+            answer = self.reply_answer(rec.stage, crossing.completion or "")
+        if answer is None:
+            return None
+        if self.settings.over_budget_answer == "discard":
+            rec.discarded_answer = answer
+            return None
+        if agentic:
+            crossing.message.tool_calls = submits[:1]
+        return crossing
 
     def is_malformed(self, call: Any, result: Any) -> bool:
         """A call Inspect could not parse, of a tool not offered, or whose arguments did not fit the tool."""

@@ -4,11 +4,18 @@ A grade holds the overall progress (0..3: none, minor, major, full), the eight i
 (four mistakes, four achievements; each "true", "false" or "not_sure", and Correct Result
 may also be "na"), the grader's notes, a comment on this answer, and a status. While the
 status is ``incomplete`` anything may be missing; a ``complete`` grade needs a progress value
-and all eight indicators; ``given_up`` marks an answer that cannot be meaningfully graded.
+and all eight indicators; ``given_up`` marks an answer that cannot be meaningfully graded, and a grade
+given up on the platform or in a grades file says why in its comment (grades stored before that rule
+are read as they are).
 
 Every save bumps the grade's ``revision``. A writer passes the revision it read as
 ``expected_revision``; if someone saved in between, :class:`StaleGrade` is raised and nothing
 is written.
+
+A grade changed after its grader saw which model wrote each answer is a *correction*
+(:func:`correct_grade`): a new revision stored beside the grade, which stays as it was.
+:func:`list_grades` returns the grades only (the blind ones, which the statistics use);
+:func:`list_corrections` the corrections.
 """
 
 from __future__ import annotations
@@ -71,6 +78,9 @@ class Grade(BaseModel):
         return self
 
 
+GIVEN_UP_REASON = "a given-up grade needs a reason: say in the comment why this answer cannot be graded"
+
+
 def _message(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors():
@@ -92,8 +102,31 @@ def get_grade(store: Store, answer_id: str, grader: str) -> Grade | None:
 
 def list_grades(store: Store, answer_id: str | None = None, grader: str | None = None,
                 problem_id: str | None = None) -> list[Grade]:  # fmt: skip
-    """Grades by answer and grader, optionally only one answer's, one grader's or one problem's."""
+    """Grades by answer and grader, optionally only one answer's, one grader's or one problem's (no corrections)."""
     return [_grade(r) for r in ImproofRepo(store).grades(answer_id=answer_id, grader=grader, problem_id=problem_id)]
+
+
+def list_corrections(store: Store, answer_id: str | None = None, grader: str | None = None,
+                     problem_id: str | None = None) -> list[Grade]:  # fmt: skip
+    """Corrections (grades changed after the reveal), by answer, grader and revision; the same filters."""
+    repo = ImproofRepo(store)
+    return [_grade(r) for r in repo.grade_corrections(answer_id=answer_id, grader=grader, problem_id=problem_id)]
+
+
+def correct_grade(store: Store, grade: Grade, expected_revision: int) -> Grade:
+    """Store ``grade`` as a correction of the stored grade, which is kept unchanged; returns it with its revision.
+
+    ``expected_revision``: the newest revision the caller read (the grade's or its latest correction's);
+    when another was saved meanwhile, :class:`StaleGrade` is raised and nothing is written.
+    """
+    repo = ImproofRepo(store)
+    if repo.answer(grade.answer_id) is None:
+        raise UserError(f"no answer {grade.answer_id!r} in the store")
+    try:
+        revision = repo.add_grade_correction(grade.model_dump(), expected_revision)
+    except Conflict as exc:
+        raise StaleGrade(f"{exc}: reload it and save again") from None
+    return grade.model_copy(update={"revision": revision})
 
 
 def save_grade(store: Store, grade: Grade, expected_revision: int | None = None) -> Grade:
@@ -134,7 +167,8 @@ def grade_from_row(row: dict[str, Any]) -> Grade:
     """A grade from a flat row (CSV or JSON): indicators as their own columns, or as an ``indicators`` mapping.
 
     Empty cells mean "not set". Indicator values: true/false/not_sure/na (also yes/no, "not sure", n/a,
-    JSON booleans). Progress: 0..3 (also "2/3"). Raises ValueError with what is wrong.
+    JSON booleans). Progress: 0..3 (also "2/3"). A given-up grade needs a comment (its reason). Raises ValueError
+    with what is wrong.
     """
     unknown = [k for k in row if k not in COLUMNS and k != "indicators"]
     if unknown:
@@ -149,9 +183,12 @@ def grade_from_row(row: dict[str, Any]) -> Grade:
               "comment": row.get("comment") or "", "status": (str(row.get("status") or "").strip() or "incomplete"),
               "indicators": {k: v for k, v in indicators.items() if v is not None}}  # fmt: skip
     try:
-        return Grade(**values)
+        grade = Grade(**values)
     except ValidationError as exc:
         raise ValueError(_message(exc)) from None
+    if grade.status == "given_up" and not grade.comment.strip():
+        raise ValueError(GIVEN_UP_REASON)
+    return grade
 
 
 def import_grades(store: Store, path: str | Path) -> int:

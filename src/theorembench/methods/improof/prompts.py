@@ -6,6 +6,9 @@ subquestion). Each later stage opens with one subquestion; a short status note a
 that did not submit gives the stage's token usage. Single-turn mode (App. I.1): the statement
 alone, then each subquestion asking for a ``\\boxed{}`` answer.
 
+This is the ``ours`` wording (the default); ``wording = "paper"`` takes App. H's point by point, with the
+paper's tool names (:mod:`prompts_paper`).
+
 Changing any text here changes :data:`PROMPT_VERSION`'s digest, and so the harness's pipeline
 name: stored turns of other prompts are never replayed into these.
 """
@@ -13,6 +16,8 @@ name: stored turns of other prompts are never replayed into these.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from theorembench.methods.improof import prompts_paper
 
 PROMPT_VERSION = "improof-prompts-1"
 
@@ -121,28 +126,45 @@ def _memory(mb: int) -> str:
 
 
 def main_prompt(statement: str, *, tools: Sequence[str], main_tokens: int, sub_tokens: int, timeout_s: float,
-                memory_mb: int, mode: str) -> str:  # fmt: skip
-    """The first user message: the whole frame and the statement (agentic), or the statement alone (single-turn)."""
+                memory_mb: int, mode: str, wording: str = "ours") -> str:  # fmt: skip
+    """The first user message: the whole frame and the statement (agentic), or the statement alone (single-turn).
+    ``tools`` are the names the model is offered."""
     if mode == "single-turn":
         return statement.strip()
-    lines = "\n".join(f"- {TOOL_LINES[t]}" for t in tools if t in TOOL_LINES)
-    return MAIN_AGENTIC.format(tool_lines=lines, timeout=_duration(timeout_s), memory=_memory(memory_mb),
+    if wording == "paper":
+        lines = "\n".join(f"- {prompts_paper.TOOL_LINES[t]}" for t in tools if t in prompts_paper.TOOL_LINES)
+        template = prompts_paper.MAIN
+    else:
+        lines = "\n".join(f"- {TOOL_LINES[t]}" for t in tools if t in TOOL_LINES)
+        template = MAIN_AGENTIC
+    return template.format(tool_lines=lines, timeout=_duration(timeout_s), memory=_memory(memory_mb),
                                main_tokens=main_tokens, sub_tokens=sub_tokens, statement=statement.strip())  # fmt: skip
 
 
 def sub_prompt(number: int, text: str, *, mode: str, previous: str = "submitted", used: int = 0,
-               budget: int = 0) -> str:  # fmt: skip
-    """The message that opens subquestion ``number`` (1-based); ``previous`` is the last stage's outcome."""
+               budget: int = 0, wording: str = "ours") -> str:  # fmt: skip
+    """The message that opens subquestion ``number`` (1-based); ``previous`` is the last stage's outcome (the paper's
+    wording opens every subquestion alike)."""
     if mode == "single-turn":
         template = SUB_SINGLE_FIRST if number == 1 else SUB_SINGLE_NEXT
         return template.format(number=number, text=text.strip())
+    if wording == "paper":
+        return prompts_paper.SUB.format(number=number, text=text.strip())
     intro = PREVIOUS.get(previous, PREVIOUS["error"]).format(used=used, budget=budget)
     return SUB_AGENTIC.format(previous=intro, number=number, text=text.strip())
 
 
-def status_note(used: int, budget: int) -> str:
+def status_note(used: int, budget: int, wording: str = "ours") -> str:
     """The note after a turn that did not submit: the stage's tokens used so far against its budget."""
-    return STATUS.format(used=used, budget=budget)
+    return (prompts_paper.STATUS if wording == "paper" else STATUS).format(used=used, budget=budget)
+
+
+def duration(seconds: float) -> str:
+    return _duration(seconds)
+
+
+def memory(mb: int) -> str:
+    return _memory(mb)
 
 
 def prompt_texts() -> list[str]:

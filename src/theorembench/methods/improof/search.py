@@ -21,12 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
 from theorembench.common import paths
 from theorembench.common.errors import UserError
 from theorembench.store import Store
-from theorembench.store.schema import papers, theorems
+from theorembench.store.papers import PaperRepo
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 32
@@ -71,22 +69,15 @@ def _theorem_text(record: Any) -> str:
 def _documents(store: Store) -> tuple[list[tuple[str, str | None, str, str, str]], str]:
     """The documents to index and the fingerprint of what they were made from."""
     fingerprint = hashlib.sha256()
-    rows = store.fetch(sa.select(papers.c.id, papers.c.arxiv_id, papers.c.title, papers.c.abstract,
-                                 papers.c.updated_at).order_by(papers.c.id))  # fmt: skip
-    texts: dict[str, list[str]] = {}
-    t = theorems.c
-    found = store.fetch(sa.select(t.paper_id, t.settings_key, t.created_at, t.record).order_by(t.paper_id,
-                                                                                             t.settings_key))
-    for t in found:
-        fingerprint.update(f"t|{t['paper_id']}|{t['settings_key']}|{t['created_at']}\n".encode())
-        text = _theorem_text(t["record"])
-        if text:
-            texts.setdefault(t["paper_id"], []).append(text)
+    indexed = PaperRepo(store).for_search()
+    for p in indexed:
+        for settings_key, created_at, _record in p["theorem_records"]:
+            fingerprint.update(f"t|{p['id']}|{settings_key}|{created_at}\n".encode())
     docs = []
-    for p in rows:
+    for p in indexed:
         fingerprint.update(f"p|{p['id']}|{p['updated_at']}\n".encode())
-        theorem_texts = "\n\n".join(texts.get(p["id"], []))
-        docs.append((p["id"], p["arxiv_id"], p["title"] or "", p["abstract"] or "", theorem_texts))
+        texts = [text for _k, _t, record in p["theorem_records"] if (text := _theorem_text(record))]
+        docs.append((p["id"], p["arxiv_id"], p["title"], p["abstract"], "\n\n".join(texts)))
     return docs, fingerprint.hexdigest()
 
 
@@ -196,3 +187,15 @@ def hosted_search(provider: str, model_provider: str) -> Any:
     if provider in ("openai", "anthropic") and model_provider != provider:
         raise UserError(f"search provider {provider} is the model's own search: it works only with {provider}/ models")
     return web_search({provider: True})
+
+
+def index_documents(path: Path) -> int:
+    """How many papers an index holds (0 for a missing or unreadable one)."""
+    if not path.is_file():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            row = db.execute("SELECT COUNT(*) FROM docs").fetchone()
+    except sqlite3.Error:
+        return 0
+    return int(row[0]) if row else 0

@@ -2,7 +2,9 @@
 
 Two kinds of rows, both plain dicts (``stats_load`` builds them from the store):
 
-- an answer row: ``answer_id, run_id, problem_id, model, epoch, score, all_correct, stages``; ``score`` is the
+- an answer row: ``answer_id, run_id, problem_id, question, model, epoch, score, all_correct, stages``;
+  ``question`` (default: the problem id) names the unit of every per-question figure: a problem answered in
+  several versions is one question per version (``stats_load.separate_non_repeats``); ``score`` is the
   answer's weighted subquestion score Σ pᵢcᵢ / Σ pᵢ (None when the problem has no subquestions or the answer has
   no verdicts yet), ``all_correct`` whether every subquestion was judged correct;
 - a grade row: ``answer_id, problem_id, model, grader, progress (0..3 or None), indicators {name: value}, status``.
@@ -14,9 +16,11 @@ Choices, written out:
 - σ(M) is App. I.3's ``(1/N)·√(Σ_Q V(M,Q))`` with V the *sample* variance (n − 1 in the denominator, as the paper
   says) of the weighted scores of model M's runs on question Q, and N the number of questions in the score. It is
   the standard deviation, due to sampling, of one run's average score. It is given only when every question has
-  at least two runs; its interval is score ± 1.96σ (the paper rounds this to ±2σ).
-- The score is the mean over questions of each question's mean over runs; its question-bootstrap interval resamples
-  questions (finite-question uncertainty, the other source I.3 names).
+  at least two runs; its interval is score ± 1.96σ (the paper rounds this to ±2σ). Only repeats are pooled: the
+  rows of one entry come from one run (endpoint, settings, mode) and a question is one problem version.
+- The score is the mean over questions of each question's mean over runs; its interval (finite-question
+  uncertainty, the other source I.3 names) is the Wilson interval at that mean with n = questions
+  (``wilson-mean over questions``: conservative for scores in [0, 1], never a point at small n).
 - Correlations pair each complete grade with its answer's subquestion score (an answer graded twice counts twice);
   Pearson between the score and the progress grade, φ between "all subquestions right" and "progress 3/3" (φ is
   Pearson on the two 0/1 variables). Intervals: Fisher's z transform (n > 3).
@@ -27,9 +31,10 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from theorembench.common.stats import Z95, bootstrap_mean, proportion
+from theorembench.common.stats import Z95, bounded_mean, proportion
 from theorembench.methods.improof.grades import ACHIEVEMENTS, INDICATORS, MISTAKES, NA, VALUES
 
 INDICATOR_LABELS = {
@@ -108,15 +113,13 @@ def _question_means(rows: Iterable[tuple[str, str, float]]) -> dict[str, float]:
 
 
 def mean_progress(grades: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Mean progress (0–3): graders averaged per answer, answers per question; bootstrap over questions."""
-    rows = [(g["problem_id"], g["answer_id"], float(g["progress"])) for g in complete(grades)
+    """Mean progress (0–3): graders averaged per answer, answers per question; the Wilson interval at that mean
+    on the 0–3 scale over questions (never a point at small n)."""
+    rows = [(g.get("question", g["problem_id"]), g["answer_id"], float(g["progress"])) for g in complete(grades)
             if g.get("progress") is not None]  # fmt: skip
     means = _question_means(rows)
-    est = bootstrap_mean(list(means.values()))
-    d = est.to_dict()
-    d["questions"] = len(means)
-    d["ci_method"] = "question bootstrap"
-    return d
+    est = bounded_mean(list(means.values()), scale=3.0)
+    return replace(est, method=f"{est.method} over questions").to_dict() | {"questions": len(means)}
 
 
 def indicator_rates(grades: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -161,17 +164,16 @@ def sigma_runs(per_question: Mapping[str, Sequence[float]]) -> dict[str, Any]:
 
 
 def score_summary(answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Mean weighted subquestion score over questions, with σ(M) from repeated runs and a question bootstrap."""
+    """Mean weighted subquestion score over questions, with σ(M) from repeated runs and its Wilson-at-mean interval over questions."""
     per_question: dict[str, list[float]] = defaultdict(list)
     unscored = 0
     for a in answers:
         if a.get("score") is None:
             unscored += 1
             continue
-        per_question[a["problem_id"]].append(float(a["score"]))
+        per_question[a.get("question", a["problem_id"])].append(float(a["score"]))
     means = [sum(v) / len(v) for _, v in sorted(per_question.items())]
-    est = bootstrap_mean(means).to_dict()
-    est["ci_method"] = "question bootstrap"
+    est = replace(bounded_mean(means), method="wilson-mean over questions").to_dict()
     sig = sigma_runs(per_question)
     value = est["value"]
     if sig["sigma"] is not None and value is not None:
@@ -220,6 +222,8 @@ def usage(answers: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
                 tools[tool] += int(count)
                 by_stage[key]["tool_calls"] += int(count)
     fields = ("input_tokens", "output_tokens", "reasoning_tokens", "turns")
+    totals["visible_output_tokens"] = max(0, totals["output_tokens"] - totals["reasoning_tokens"])
+    fields += ("visible_output_tokens",)  # output includes reasoning: visible = output - reasoning, never added twice
     return {"answers": n, "stages": stages, "outcomes": dict(sorted(outcomes.items())),
             "totals": {f: totals[f] for f in fields}, "tool_calls": dict(sorted(tools.items())),
             "tool_calls_total": sum(tools.values()),

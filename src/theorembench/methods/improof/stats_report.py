@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from theorembench.common.outputs import write_json, write_text
+from theorembench.common.stats import Estimate, quote
 from theorembench.methods.improof.stats import (
     INDICATOR_LABELS,
     INDICATORS,
@@ -19,22 +21,24 @@ from theorembench.methods.improof.stats import (
     model_stats,
 )
 from theorembench.methods.improof.stats_agreement import AGREEMENT_RESAMPLES, agreement
-from theorembench.report.plots import accuracy_bars
+from theorembench.methods.improof.stats_charts import figure_charts
+from theorembench.methods.improof.stats_figures import figures
+from theorembench.report.charts import accuracy_bars
+from theorembench.sandbox import summary_line
 
 PROGRESS_COLOURS = ("#c0392b", "#e67e22", "#7fb3d5", "#1f618d")
 
 
 def pct(block: Mapping[str, Any] | None, digits: int = 1, *, count: int | None = None) -> str:
-    """``50.9% [37.1–64.6] n=55`` for an estimate dict (value, n, ci95); ``n=0`` when there is nothing.
+    """``50.9% [37.1–64.6] n=55`` for an estimate dict (:func:`theorembench.common.stats.quote`); ``n=0`` when empty.
 
     With ``count`` (successes), the percentage is count/n itself, not the stored value rounded to four digits
     (41/55 shows as 74.5%, not 74.6%).
     """
-    if not block or block.get("value") is None or not block.get("n"):
+    est = Estimate.from_dict(block)
+    if est is None or est.value is None or not est.n:
         return "n=0"
-    low, high = block["ci95"]
-    value = block["value"] if count is None else count / block["n"]
-    return f"{100 * value:.{digits}f}% [{100 * low:.{digits}f}–{100 * high:.{digits}f}] n={block['n']}"
+    return quote(est if count is None else replace(est, value=count / est.n), digits)
 
 
 def corr(block: Mapping[str, Any] | None) -> str:
@@ -134,7 +138,7 @@ def _model_sections(doc: Mapping[str, Any]) -> list[str]:
     models = doc["models"]
     lines = ["## Subquestion scores", "",
              "Mean weighted subquestion score (Σ pᵢcᵢ / Σ pᵢ per answer; runs averaged per question, questions "
-             "averaged), its question-bootstrap 95% interval, and σ(M) from repeated runs (App. I.3).", "",
+             "averaged), its 95% interval (Wilson at the mean, n = questions), and σ(M) from repeated runs (App. I.3).", "",
              "| model | score [95% CI] questions | runs per question (min) | σ(M) | all subquestions right |",
              "|---|---|---|---|---|"]  # fmt: skip
     for name, m in models.items():
@@ -171,15 +175,51 @@ def _model_sections(doc: Mapping[str, Any]) -> list[str]:
         c = m["correlations"]
         lines.append(f"| {name} | {corr(c['pearson_score_progress'])} | {corr(c['phi_all_right_full'])} |")
     lines += ["", "## Tool and token usage", "",
-              "| model | answers | stages | outcomes | output tokens / answer | reasoning tokens / answer | "
-              "tool calls / answer | tool calls |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+              "Output tokens include the reasoning tokens; visible output is output − reasoning.", "",
+              "| model | answers | stages | outcomes | output tokens / answer (reasoning included) | "
+              "reasoning tokens / answer | visible output / answer | tool calls / answer | tool calls |",
+              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, m in models.items():
         u = m["usage"]
         outcomes = ", ".join(f"{k} {v}" for k, v in u["outcomes"].items()) or "—"
         tools = ", ".join(f"{k} {v}" for k, v in u["tool_calls"].items()) or "—"
         pa = u["per_answer"]
         lines.append(f"| {name} | {u['answers']} | {u['stages']} | {outcomes} | {pa['output_tokens']} | "
-                     f"{pa['reasoning_tokens']} | {pa['tool_calls']} | {tools} |")  # fmt: skip
+                     f"{pa['reasoning_tokens']} | {pa['visible_output_tokens']} | {pa['tool_calls']} | {tools} |")
+    return lines + _figure_sections(doc)
+
+
+def _figure_sections(doc: Mapping[str, Any]) -> list[str]:
+    """Figure 4's common questions, the open-problem split and the tags, with their charts."""
+    fig = doc.get("figures") or {}
+    common = fig.get("common_questions") or {"questions": 0, "models": {}}
+    lines = ["", f"## Final answers and proofs on the same questions (Figure 4: {common['questions']} questions)", "",
+             "Questions with at least one auto-graded answer and at least one complete human grade.", ""]
+    if common["models"]:
+        lines += ["![figure 4](fig4_common_questions.svg)", "",
+                  "| model | questions | weighted subquestion score | mean progress (0–3) | full solutions |",
+                  "|---|---|---|---|---|"]  # fmt: skip
+        for name, m in common["models"].items():
+            mp = m["mean_progress"]
+            mean = "n=0" if mp["value"] is None else f"{mp['value']:.2f} [{mp['ci95'][0]:.2f}–{mp['ci95'][1]:.2f}]"
+            lines.append(f"| {name} | {m['questions']} | {pct(m['subquestion_score'])} | {mean} | "
+                         f"{pct(m['full_solutions'])} |")
+    split = fig.get("open_split") or {"models": {}}
+    lines += ["", f"## Open problems ({split.get('open_questions', 0)} questions tagged \"open problem\", "
+              f"{split.get('other_questions', 0)} others)", "",
+              "| model | open: score | open: full solutions / grades | others: score | "
+              "others: full solutions / grades |",
+              "|---|---|---|---|---|"]  # fmt: skip
+    for name, m in split["models"].items():
+        o, r = m["open"], m["other"]
+        lines.append(f"| {name} | {pct(o['subquestions'])} | {o['full_solutions']}/{o['progress']['n']} | "
+                     f"{pct(r['subquestions'])} | {r['full_solutions']}/{r['progress']['n']} |")
+    if fig.get("tags"):
+        lines += ["", "## Tags (Figure 13)", "", "![tags](fig13_tags.svg)", "",
+                  ", ".join(f"{t} ({n})" for t, n in fig["tags"].items())]
+    lines += ["", "Charts: Figure 10 `fig10_subquestion_scores.svg` (σ(M) error bars), Figures 8 and 12 "
+              "`fig8_tools_graded.svg` and `fig12_tools_all.svg`, Figure 9 `fig9_tokens.svg`, Figure 11 "
+              "`fig11_token_distribution.svg` (where there is data)."]
     return lines
 
 
@@ -229,6 +269,14 @@ NOTES = [
 ]  # fmt: skip
 
 
+def _isolation_lines(isolation: Mapping[str, Any]) -> list[str]:
+    """The header's sandbox isolation, one line per run (a run that ran tools below full isolation says so)."""
+    if not isolation:
+        return []
+    return ["Sandbox isolation of the tools:", "",
+            *(f"- run {run}: {summary_line(record)}" for run, record in sorted(isolation.items())), ""]  # fmt: skip
+
+
 def render(doc: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
     """The Markdown report and its SVG charts for a statistics document."""
     sel = doc["selection"]
@@ -238,22 +286,24 @@ def render(doc: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
              f"Selection: {runs}; {models}. {doc['counts']['answers']} answers on {doc['counts']['problems']} "
              f"problems; {doc['counts']['grades']} complete grades ({doc['counts']['grades_left_out']} incomplete or "
              "given up, left out).", ""]  # fmt: skip
+    lines += _isolation_lines(doc.get("isolation") or {})
     lines += _model_sections(doc)
     lines += [""] + _agreement_section(doc.get("agreement") or {}) + NOTES
-    return "\n".join(lines), charts(doc)
+    return "\n".join(lines), charts(doc) | figure_charts(doc)
 
 
 def compute(answers: Sequence[Mapping[str, Any]], grades: Sequence[Mapping[str, Any]], *,
-            selection: Mapping[str, Any] | None = None,
-            resamples: int = AGREEMENT_RESAMPLES) -> dict[str, Any]:  # fmt: skip
-    """The statistics document (what stats.json holds) from plain rows."""
+            selection: Mapping[str, Any] | None = None, resamples: int = AGREEMENT_RESAMPLES,
+            isolation: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The statistics document (what stats.json holds) from plain rows; ``isolation`` maps each run to the sandbox
+    isolation its tools ran under (as the run recorded it)."""
     done = complete(grades)
-    return {"kind": "improof.stats", "selection": dict(selection or {}),
+    return {"kind": "improof.stats", "selection": dict(selection or {}), "isolation": dict(isolation or {}),
             "counts": {"answers": len(answers), "problems": len({a["problem_id"] for a in answers}),
                        "models": len({a["model"] for a in answers}), "grades": len(done),
                        "grades_left_out": len(grades) - len(done)},
             "models": model_stats(answers, grades),
-            "overall": {"correlations": correlations(answers, grades)},
+            "overall": {"correlations": correlations(answers, grades)}, "figures": figures(answers, grades),
             "agreement": agreement(grades, resamples=resamples)}  # fmt: skip
 
 

@@ -6,32 +6,24 @@ import asyncio
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from theorembench.common.errors import UserError
+from theorembench.common.errors import InvalidSetting
 from theorembench.common.outputs import write_json
+from theorembench.common.progress import OnStep
 from theorembench.common.stats import proportion
 from theorembench.llm import LLM
 from theorembench.llm.local import stop_private_servers
 from theorembench.methods.lmb.config import LMBConfig, load_config
 from theorembench.methods.lmb.funnel import build_items, calibrate, eligible, select_hard
-from theorembench.methods.lmb.pipeline import Builder, BuildEvents, Source, load_source
+from theorembench.methods.lmb.stages import Builder, BuildEvents, Source, load_source
+from theorembench.pipeline.build_report import BuildResult, stage_costs
+from theorembench.pipeline.identity import package_modules, pipeline_name
 from theorembench.store import Store
 from theorembench.store.papers import PaperRepo
 
 STAGE_ORDER = ("sketch", "classify", "stem", "distractors", "latex", "rubric", "stem_only", "calibrate", "recheck")
-
-
-@dataclass
-class BuildResult:
-    month: str
-    files: dict[str, Path]
-    funnel: dict[str, int]
-    rejections: dict[str, dict[str, int]]
-    costs: list[dict[str, Any]]
-    summary: dict[str, Any]
 
 
 def month_label(month: str) -> str:
@@ -53,21 +45,56 @@ def select_sources(repo: PaperRepo, month: str, paper_ids: list[str] | None) -> 
     return sources, missing
 
 
-def stage_costs(store: Store, calls_by_stage: dict[str, list[int]], accepted: int) -> list[dict[str, Any]]:
-    rows = []
-    for stage in [*STAGE_ORDER, *sorted(set(calls_by_stage) - set(STAGE_ORDER))]:
-        ids = sorted(set(calls_by_stage.get(stage, [])))
-        if not ids:
-            continue
-        u = store.usage_of_calls(ids)
-        rows.append({
-            "stage": stage, "calls": u["calls"], "prompt_tokens": u["prompt_tokens"],
-            "completion_tokens": u["completion_tokens"], "cost_usd": u["cost_usd"],
-            "calls_per_accepted": u["calls"] / accepted if accepted else None,
-            "tokens_per_accepted": (u["prompt_tokens"] + u["completion_tokens"]) / accepted if accepted else None,
-            "cost_per_accepted": (u["cost_usd"] / accepted) if accepted and u["cost_usd"] is not None else None,
-        })  # fmt: skip
-    return rows
+VERSION = "1"  # bump when the stored outputs of the build's steps change shape
+
+
+def build_pipeline(cfg: LMBConfig, month: str) -> str:
+    """The build's pipeline name: LMB's version, prompts, code and settings (edit any, and its steps run again)."""
+    from theorembench.methods import lmb
+    from theorembench.methods.lmb import check_prompts, prompt_parts, prompts, writing_prompts
+
+    return pipeline_name("lmb", scope=month, version=VERSION, prompts=[prompts, writing_prompts, check_prompts,
+                         prompt_parts], code=package_modules(lmb), settings=cfg.model_dump(mode="json"))  # fmt: skip
+
+
+def tally(outcome: Any, answers: dict[str, Any] | None, rechecked: dict[str, Any] | None,
+          rubric_min: float) -> tuple[dict[str, dict[str, int]], dict[str, list[int]]]:  # fmt: skip
+    """Rejections by stage and reason, and the model calls behind every stage, from the stored steps."""
+    rejections: dict[str, dict[str, int]] = defaultdict(Counter)  # type: ignore[arg-type]
+    calls_by_stage: dict[str, list[int]] = defaultdict(list)
+    for per_key in (*outcome.sources.values(), *outcome.variants.values()):
+        for stage, result in per_key.items():
+            calls_by_stage[stage].extend(result.call_ids)
+            if result.status in ("rejected", "failed"):
+                reason = (result.reason or "").split(":")[0]
+                rejections[f"{stage} {result.status}"][reason] += 1
+    for stages in outcome.variants.values():
+        rubric = stages.get("rubric")
+        if rubric is not None and rubric.ok and not rubric.output["passed"]:
+            rejections["rubric rejected"][f"total score below {rubric_min}"] += 1
+    for shared in outcome.sources.values():
+        stem_only = shared.get("stem_only")
+        if stem_only is not None and stem_only.ok and stem_only.output["match"]:
+            rejections["stem_only rejected"]["answerable from the stem alone"] += 1
+    for stage, results in (("calibrate", answers), ("recheck", rechecked)):
+        for ans in (results or {}).values():
+            calls_by_stage[stage].extend(ans.get("call_ids", []))
+    if answers is not None:
+        solved = sum(1 for a in answers.values() if a["model_is_correct"])
+        rejections["calibrate solved"]["answered correctly by the calibrator"] = solved
+    return rejections, calls_by_stage
+
+
+def split_paths(out_dir: Path, label: str, layout: str) -> dict[str, Path]:
+    """Where each split and the summary go: flat in ``out_dir``, or in the released repository's layout, whose loader
+    reads ``data/<YYYYMM>/hard/qaEval_<YYYYMM>_ge5_hard.json``."""
+    month_dir = out_dir / "data" / label if layout == "released" else out_dir
+    names = {"full": f"qaEval_{label}_full.json", "ge5": f"qaEval_{label}_ge5.json",
+             "pool": f"qaEval_{label}_pool.json", "summary": "summary.json"}  # fmt: skip
+    paths = {name: month_dir / file for name, file in names.items()}
+    hard = f"qaEval_{label}_ge5_hard.json"
+    paths["hard"] = month_dir / "hard" / hard if layout == "released" else month_dir / hard
+    return paths
 
 
 async def run_build(
@@ -87,7 +114,7 @@ async def run_build(
     sources, missing = select_sources(repo, month, paper_ids)
     if on_sources:
         on_sources(len(sources))
-    builder = Builder(store, llm, cfg, pipeline=f"lmb/{month}/{cfg.key()}", events=events,
+    builder = Builder(store, llm, cfg, pipeline=build_pipeline(cfg, month), events=events,
                       latex_checker=latex_checker)  # fmt: skip
     outcome = await build_items(builder, sources, concurrency=concurrency)
     full, pool = outcome.items, outcome.pool
@@ -101,39 +128,15 @@ async def run_build(
         rechecked = await calibrate(builder, hard, stage="recheck", sample=1, positions=positions)
 
     label = month_label(month)
-    files = {
-        "full": write_json(out_dir / f"qaEval_{label}_full.json", full),
-        "ge5": write_json(out_dir / f"qaEval_{label}_ge5.json", ge5),
-        "hard": write_json(out_dir / f"qaEval_{label}_ge5_hard.json", hard),
-        "pool": write_json(out_dir / f"qaEval_{label}_pool.json", pool),
-    }
+    paths = split_paths(out_dir, label, cfg.output.layout)
+    files = {name: write_json(paths[name], split) for name, split in
+             (("full", full), ("ge5", ge5), ("hard", hard), ("pool", pool))}  # fmt: skip
     stem_nontrivial = sum(1 for it in pool if it["variant"] == "orig")
     funnel = {"theorems": len(sources), "generated": len(full), "rubric": len(ge5), "stem_nontrivial": stem_nontrivial,
               "pool": len(pool), "eligible": len(calibrated), "hard": len(hard)}  # fmt: skip
 
-    rejections: dict[str, dict[str, int]] = defaultdict(Counter)  # type: ignore[arg-type]
-    calls_by_stage: dict[str, list[int]] = defaultdict(list)
-    for per_key in (*outcome.sources.values(), *outcome.variants.values()):
-        for stage, result in per_key.items():
-            calls_by_stage[stage].extend(result.call_ids)
-            if result.status in ("rejected", "failed"):
-                reason = (result.reason or "").split(":")[0]
-                rejections[f"{stage} {result.status}"][reason] += 1
-    for stages in outcome.variants.values():
-        rubric = stages.get("rubric")
-        if rubric is not None and rubric.ok and not rubric.output["passed"]:
-            rejections["rubric rejected"][f"total score below {cfg.filters.rubric_min}"] += 1
-    for shared in outcome.sources.values():
-        stem_only = shared.get("stem_only")
-        if stem_only is not None and stem_only.ok and stem_only.output["match"]:
-            rejections["stem_only rejected"]["answerable from the stem alone"] += 1
-    for stage, results in (("calibrate", answers), ("recheck", rechecked)):
-        for ans in (results or {}).values():
-            calls_by_stage[stage].extend(ans.get("call_ids", []))
-    if answers is not None:
-        solved = sum(1 for a in answers.values() if a["model_is_correct"])
-        rejections["calibrate solved"]["answered correctly by the calibrator"] = solved
-    costs = stage_costs(store, calls_by_stage, len(hard))
+    rejections, calls_by_stage = tally(outcome, answers, rechecked, cfg.filters.rubric_min)
+    costs = stage_costs(store, calls_by_stage, len(hard), unit="accepted hard item", order=STAGE_ORDER)
     groups = len({it["source_id"] for it in calibrated})
     # as in the release: the calibrator's accuracy on the hard split in a second, independent answer
     hard_correct = sum(1 for a in rechecked.values() if a["model_is_correct"]) if rechecked is not None else None
@@ -165,24 +168,25 @@ async def run_build(
         summary["calibrator_accuracy_on_pool"] = (
             sum(1 for a in answers.values() if a["model_is_correct"]) / len(answers) if answers else None
         )
-    files["summary"] = write_json(out_dir / "summary.json", summary)
-    return BuildResult(label, files, funnel, {k: dict(v) for k, v in rejections.items()}, costs, summary)
+    files["summary"] = write_json(paths["summary"], summary)
+    return BuildResult(out_dir, files, funnel, costs, summary, rejections={k: dict(v) for k, v in rejections.items()},
+                       label=label)  # fmt: skip
 
 
 def build_lmb(store: Store, *, month: str, config: Path | None = None, generator: str | None = None,
               judges: list[str] | None = None, calibrator: str | None = None, papers: list[str] | None = None,
               out_dir: Path | None = None, overrides: dict[str, Any] | None = None, concurrency: int = 4,
               on_sources: Callable[[int, int], None] | None = None,
-              on_stage: Callable[[str, str, str], None] | None = None) -> BuildResult:  # fmt: skip
+              on_step: OnStep | None = None) -> BuildResult:  # fmt: skip
     """Build a month's splits from the stored theorems (or the given papers'); resumable.
 
     Settings come from the defaults, then ``config``, then the explicit arguments and
     ``overrides`` (dotted keys). Every model is checked before any work starts; a bad
     setting or model raises ``UserError``. ``on_sources(n_sources, stages_per_source)``
-    is called once, ``on_stage(key, stage, status)`` after every stage.
+    is called once, ``on_step(key, stage, status)`` after every stage (as in every build).
     """
     if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
-        raise UserError(f"--month must be YYYY-MM, got {month!r}")
+        raise InvalidSetting("month", f"must be YYYY-MM, got {month!r}")
     cfg = load_config(config, **{"models.generator": generator, "models.judges": judges or None,
                                  "models.calibrator": calibrator, **(overrides or {})})  # fmt: skip
     checker = None
@@ -192,8 +196,8 @@ def build_lmb(store: Store, *, month: str, config: Path | None = None, generator
 
         missing = {engine: why for engine, why in available().items() if why}
         if missing:
-            raise UserError(f"the LaTeX check cannot run: {'; '.join(missing.values())}. Install what is "
-                            "missing, or turn the check off (--no-latex-check, or check = false under [latex])")  # fmt: skip
+            raise InvalidSetting("latex.check=false", template=f"the LaTeX check cannot run: {'; '.join(missing.values())}."
+                                 " Install what is missing, or turn the check off ({setting})")  # fmt: skip
     llm = LLM(store)
     for name in {cfg.models.generator, *cfg.judges, cfg.calibrator}:
         llm.resolve(name)
@@ -206,7 +210,7 @@ def build_lmb(store: Store, *, month: str, config: Path | None = None, generator
     async def go() -> BuildResult:
         try:
             return await run_build(store, llm, cfg, month=month, out_dir=out_dir or Path("lmb") / month_label(month),
-                                   paper_ids=papers, events=BuildEvents(on_stage=on_stage), latex_checker=checker,
+                                   paper_ids=papers, events=BuildEvents(on_step=on_step), latex_checker=checker,
                                    concurrency=concurrency, on_sources=sources_found)  # fmt: skip
         finally:
             await llm.aclose()

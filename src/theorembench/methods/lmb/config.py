@@ -1,7 +1,8 @@
-"""Every parameter of ``theorembench lmb build``, in one TOML file with the paper's defaults.
+"""Every parameter of ``theorembench lmb build``, with the paper's defaults.
 
-``theorembench lmb config`` prints this file with its comments; edit a copy and pass
-it with ``--config``. Command-line model options override the file.
+``theorembench lmb config`` prints the settings file written from these models (each field's
+description is its comment); edit a copy and pass it with ``--config``. Command-line model
+options override the file.
 """
 
 from __future__ import annotations
@@ -9,129 +10,96 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from theorembench.common.digest import json_digest
-from theorembench.common.errors import UserError
-from theorembench.common.tomlconfig import load_layered
-
-DEFAULT_TOML = """\
-# theorembench lmb build: LiveMathematicianBench generation settings.
-# Defaults follow the LiveMathematicianBench paper; see the README for each stage.
-
-[models]
-generator = "local/smollm2"      # sketch, classification, stems, distractors, repairs
-judges = []                      # rubric and stem-only judges; empty = the generator
-calibrator = ""                  # hardness calibration model; empty = the generator
-
-[generation]
-temperature = 0.7                # generator sampling temperature
-max_tokens = 4096                # per generation call
-reasoning_effort = ""            # e.g. "medium" for reasoning models; empty = provider default
-max_regenerations = 2            # stem regenerations after a red flag
-red_flag_checks = true           # reject trivialising stems (turn off only for smoke runs on tiny models)
-repair_stem = true               # theorem-only repair pass for self-containedness
-stem_inputs = "theorem"          # what the stem writer reads: "theorem" (the paper), "theorem+context", "theorem+context+sketch"
-variants = 2                     # distractor sets per theorem: the original and one regenerated (Stage 6, step 1)
-substitution_resistant_fraction = 0.5   # share of items whose keyed answer is the meta-option
-seed = 20250101                  # decides which theorems' items are substitution-resistant (nothing else)
-sampling_seed = 20250101         # sampling seed of every generator and judge call (part of the cache key)
-
-[surface]                        # computed anti-gaming constraints on the options vs option A (calibrated on the release)
-min_length_ratio = 0.5           # false options only; the weaker-true option may be shorter
-max_length_ratio = 1.8
-max_latex_density_gap = 0.25     # |density(option) - density(A)|, density = LaTeX/math characters per character
-short_chars = 120                # texts shorter than this are measured with more tolerance (see methods/lmb/surface.py)
-revisions = 1                    # revision rounds for offenders; items still failing are kept with surface_flags
-
-[latex]
-check = true                     # KaTeX per math segment and pdflatex on the whole item
-repairs = 1                      # LLM repair rounds for invalid LaTeX before the item is dropped
-
-[filters]
-rubric_min = 5                   # keep items with ALS+TAS+GPS+DQS >= this (0-8)
-stem_only = true                 # Stage 5: drop items answerable from the stem alone
-
-[calibration]
-enabled = true                   # Stage 6: keep per theorem the hardest variant the calibrator gets wrong
-reasoning_effort = "medium"
-max_tokens = 16384
-seed = 42                        # option order shown to the calibrator
-recheck = true                   # the calibrator answers the hard split once more: summary.json's hard_accuracy
-
-[context]                        # how much recovered context the generator reads
-context_chars = 4000
-full_context_chars = 12000
-"""
+from theorembench.common.settings import Section, Settings
 
 
-class Models(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    generator: str = "local/smollm2"
-    judges: list[str] = Field(default_factory=list)
-    calibrator: str = ""
+class Models(Section):
+    generator: str = Field("local/smollm2", description="sketch, classification, stems, distractors, repairs")
+    judges: list[str] = Field(default_factory=list, description="rubric and stem-only judges; empty = the generator")
+    calibrator: str = Field("", description="hardness calibration model; empty = the generator")
 
 
-class Generation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    temperature: float = 0.7
-    max_tokens: int = 4096
-    reasoning_effort: str = ""
-    max_regenerations: int = Field(2, ge=0, le=10)
-    red_flag_checks: bool = True
-    repair_stem: bool = True
-    stem_inputs: Literal["theorem", "theorem+context", "theorem+context+sketch"] = "theorem"
-    variants: int = Field(2, ge=1, le=5)
-    substitution_resistant_fraction: float = Field(0.5, ge=0.0, le=1.0)
-    seed: int = 20250101  # picks the substitution-resistant theorems
-    sampling_seed: int = 20250101  # the seed of every generator and judge call
+class Generation(Section):
+    temperature: float = Field(0.7, description="generator sampling temperature")
+    max_tokens: int = Field(4096, description="per generation call")
+    reasoning_effort: str = Field("", description='e.g. "medium" for reasoning models; empty = provider default')
+    max_regenerations: int = Field(2, ge=0, le=10, description="stem regenerations after a red flag")
+    red_flag_checks: bool = Field(True, description="reject trivialising stems (turn off only for smoke runs on "
+                                                    "tiny models)")  # fmt: skip
+    repair_stem: bool = Field(True, description="theorem-only repair pass for self-containedness")
+    sketch_inputs: Literal["intro+proof", "intro+proof+context", "proof+context"] = Field(
+        "intro+proof", description='what the sketch writer reads besides the theorem: "intro+proof" (the release: the '
+                                   "Introduction's text after the theorem first, the theorem's own proof second), "
+                                   '"intro+proof+context" (and the recovered context), "proof+context" (no '
+                                   "Introduction text)")  # fmt: skip
+    stem_inputs: Literal["theorem", "theorem+context", "theorem+context+sketch"] = Field(
+        "theorem", description='what the stem writer reads: "theorem" (the paper), "theorem+context", '
+                               '"theorem+context+sketch"')  # fmt: skip
+    variants: int = Field(2, ge=1, le=5, description="distractor sets per theorem: the original and one "
+                                                     "regenerated (Stage 6, step 1)")  # fmt: skip
+    substitution_resistant_fraction: float = Field(0.5, ge=0.0, le=1.0,
+                                                   description="share of items whose keyed answer is the meta-option")
+    seed: int = Field(20250101, description="decides which theorems' items are substitution-resistant (nothing else)")
+    sampling_seed: int = Field(20250101, description="sampling seed of every generator and judge call (part of the "
+                                                     "cache key)")  # fmt: skip
 
 
-class Surface(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    min_length_ratio: float = 0.5
+class Surface(Section):
+    min_length_ratio: float = Field(0.5, description="false options only; the weaker-true option may be shorter")
     max_length_ratio: float = 1.8
-    max_latex_density_gap: float = 0.25
-    short_chars: int = Field(120, ge=0)
-    revisions: int = Field(1, ge=0, le=5)
+    max_latex_density_gap: float = Field(0.25, description="|density(option) - density(A)|, density = LaTeX/math "
+                                                           "characters per character")  # fmt: skip
+    short_chars: int = Field(120, ge=0, description="texts shorter than this are measured with more tolerance (see "
+                                                    "methods/lmb/surface.py)")  # fmt: skip
+    revisions: int = Field(1, ge=0, le=5, description="revision rounds for offenders; items still failing are kept "
+                                                      "with surface_flags")  # fmt: skip
 
 
-class Latex(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    check: bool = True
-    repairs: int = Field(1, ge=0, le=5)
+class Latex(Section):
+    check: bool = Field(True, description="KaTeX per math segment and pdflatex on the whole item")
+    repairs: int = Field(1, ge=0, le=5, description="LLM repair rounds for invalid LaTeX before the item is dropped")
 
 
-class Filters(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    rubric_min: int = Field(5, ge=0, le=8)
-    stem_only: bool = True
+class Filters(Section):
+    rubric_min: int = Field(5, ge=0, le=8, description="keep items with ALS+TAS+GPS+DQS >= this (0-8)")
+    stem_only: bool = Field(True, description="Stage 5: drop items answerable from the stem alone")
 
 
-class Calibration(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    enabled: bool = True
+class Calibration(Section):
+    enabled: bool = Field(True, description="Stage 6: keep per theorem the hardest variant the calibrator gets wrong")
     reasoning_effort: str = "medium"
     max_tokens: int = 16384
-    seed: int = 42
-    recheck: bool = True
+    seed: int = Field(42, description="option order shown to the calibrator")
+    recheck: bool = Field(True, description="the calibrator answers the hard split once more: summary.json's "
+                                            "hard_accuracy")  # fmt: skip
 
 
-class Context(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Context(Section):
     context_chars: int = 4000
     full_context_chars: int = 12000
 
 
-class LMBConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Output(Section):
+    layout: Literal["flat", "released"] = Field(
+        "flat", description='"flat": every split and summary.json in the output folder; "released": the authors\' '
+                            "layout, data/<YYYYMM>/hard/qaEval_<YYYYMM>_ge5_hard.json, the other splits and summary.json "
+                            "in data/<YYYYMM>/")  # fmt: skip
+
+
+class LMBConfig(Settings):
+    TOML_HEADER = ("theorembench lmb build: LiveMathematicianBench generation settings.\n"
+                   "Defaults follow the LiveMathematicianBench paper; see the README for each stage.")  # fmt: skip
     models: Models = Field(default_factory=Models)
     generation: Generation = Field(default_factory=Generation)
-    surface: Surface = Field(default_factory=Surface)
+    surface: Surface = Field(default_factory=Surface, description="computed anti-gaming constraints on the "
+                                                                  "options vs option A (calibrated on the release)")
     latex: Latex = Field(default_factory=Latex)
     filters: Filters = Field(default_factory=Filters)
     calibration: Calibration = Field(default_factory=Calibration)
-    context: Context = Field(default_factory=Context)
+    context: Context = Field(default_factory=Context, description="how much recovered context the generator reads")
+    output: Output = Field(default_factory=Output, description="where the splits go")
 
     @property
     def judges(self) -> list[str]:
@@ -141,17 +109,11 @@ class LMBConfig(BaseModel):
     def calibrator(self) -> str:
         return self.models.calibrator or self.models.generator
 
-    def key(self, *sections: str) -> str:
-        """A short hash of the named sections (all when none): the settings part of a stage key."""
-        data = self.model_dump()
-        if sections:
-            data = {s: data[s] for s in sections}
-        return json_digest(data, 12, ascii_only=True)
 
-
-class ConfigError(UserError, ValueError):
-    pass
+def config_toml() -> str:
+    """The documented settings file with the paper's defaults."""
+    return LMBConfig.default_toml()
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> LMBConfig:
-    return load_layered(DEFAULT_TOML, LMBConfig, path, overrides, ConfigError)
+    return LMBConfig.load(path, **overrides)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from theorembench.llm import GenerateSettings
-from theorembench.methods.lmb.pipeline import Builder, Source, variant_name
+from theorembench.methods.lmb.stages import Builder, Source, variant_name
 from theorembench.pipeline.steps import StepResult
 
 SOURCE_STAGES = ("sketch", "classify", "stem")
@@ -123,8 +123,9 @@ async def calibrate(builder: Builder, items: list[dict[str, Any]], *, stage: str
     return results
 
 
-# the first element of the released ``selection_rank``: how the calibration model fared on the item
-SOLVED, UNANSWERED, MISSED = 0, 1, 2
+# the first element of the released ``selection_rank``: how the calibration model fared on the item. The release
+# gives an unanswered item the level of a wrong one (2511.12549v2::orig: no answer, selection_rank [2, 7.0, 0])
+SOLVED, MISSED = 0, 2
 
 
 def variant_index(item: dict[str, Any]) -> int:
@@ -135,15 +136,11 @@ def variant_index(item: dict[str, Any]) -> int:
 def selection_rank(item: dict[str, Any], answer: dict[str, Any] | None) -> list[Any]:
     """The released ranking key ``[outcome, rubric total, variant index]``; the largest is kept.
 
-    outcome: 2 when the calibrator answered wrongly (or the pool was not calibrated), 1 when
-    no answer could be read from its reply, 0 when it answered correctly (never kept).
+    outcome: 2 when the calibrator did not answer correctly (a wrong answer, or none could be read
+    from its reply, as in the release; also when the pool was not calibrated), 0 when it answered
+    correctly (never kept).
     """
-    if answer is None:
-        level = MISSED
-    elif answer["model_is_correct"]:
-        level = SOLVED
-    else:
-        level = MISSED if answer.get("model_answer") else UNANSWERED
+    level = SOLVED if answer is not None and answer["model_is_correct"] else MISSED
     return [level, float(item["qa quality eval"]["total_score"]), variant_index(item)]
 
 

@@ -48,12 +48,10 @@ from theorembench.methods.lmb.schemas import (
     WEAKER_TRUE_LABEL,
 )
 from theorembench.methods.lmb.stem_red_flags import (
-    MAX_OPTION_SENTENCES,
     MIN_STEM_CHARS,
     MIN_STEM_WORDS,
     RED_FLAG_PATTERNS,
     red_flags,
-    sentence_count,
 )
 from theorembench.methods.lmb.writing_prompts import (
     DISTRACTOR_SYSTEM_PROMPTS,
@@ -70,10 +68,10 @@ from theorembench.methods.lmb.writing_prompts import (
 
 __all__ = [
     "ALL_SCHEMAS", "CLASSIFY_SCHEMA", "DISTRACTOR_LABELS", "DISTRACTOR_SCHEMA", "DISTRACTOR_SYSTEM_PROMPTS",
-    "FALSE_LABELS", "FALSE_TEMPLATES", "LATEX_REPAIR_SCHEMA", "MATCH_SCHEMA", "MATCH_VERDICTS", "MAX_OPTION_SENTENCES",
+    "FALSE_LABELS", "FALSE_TEMPLATES", "LATEX_REPAIR_SCHEMA", "MATCH_SCHEMA", "MATCH_VERDICTS",
     "MIN_STEM_CHARS", "MIN_STEM_WORDS", "Messages", "RED_FLAG_PATTERNS", "RUBRIC_DIMENSIONS", "RUBRIC_SCHEMA",
     "SKETCH_HOOK_TYPES", "SKETCH_SCHEMA", "STEM_ONLY_SCHEMA", "STEM_SCHEMA", "STEM_SYSTEM_PROMPTS", "TEMPLATES",
     "WEAKER_TRUE_LABEL", "classify_messages", "distractor_messages", "distractor_revision_messages",
-    "latex_repair_messages", "match_messages", "red_flags", "rubric_messages", "sentence_count", "sketch_messages",
+    "latex_repair_messages", "match_messages", "red_flags", "rubric_messages", "sketch_messages",
     "stem_messages", "stem_only_messages", "stem_regenerate_messages", "stem_repair_messages", "stem_system_prompt",
 ]  # fmt: skip

@@ -19,12 +19,14 @@ DISTRACTOR_LABELS: tuple[str, ...] = ("B", "C", "D", "E")
 FALSE_LABELS: tuple[str, ...] = ("B", "D", "E")
 WEAKER_TRUE_LABEL = "C"
 
-# The hook types the stage-4b prompt offers, then three more that the released items use.
+# The hook types the stage-4b prompt offers, then three more that the released items use. A guide, not a closed
+# list: the release has others (2512.20055v1::alt1 uses combinatorial_check), so a reply may name any identifier.
 SKETCH_HOOK_TYPES: list[str] = [
     "case_split", "counting_estimate", "trace_identity", "geometric_construction", "computational_check",
     "outer_automorphism", "finiteness", "characteristic", "regularity", "other",
     "boundary_range", "boundedness", "iteration",
 ]  # fmt: skip
+HOOK_IDENTIFIER = r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$"  # snake_case, as every released hook type
 FALSE_TEMPLATES: list[str] = [
     "boundary_range", "uniformity_effectivity", "quantifier_dependence", "property_confusion", "stronger_trap",
     "wildcard",
@@ -60,7 +62,7 @@ def _usage(label: str | None, templates: list[str]) -> dict[str, Any]:
     lab = _const(label) if label else {"type": "string", "enum": list(DISTRACTOR_LABELS)}
     return _obj({
         "label": lab,
-        "sketch_hook_type": {"type": "string", "enum": SKETCH_HOOK_TYPES},
+        "sketch_hook_type": {"type": "string", "pattern": HOOK_IDENTIFIER},
         "tampered_component": _text(),
         "template_used": {"type": "string", "enum": templates},
     })  # fmt: skip
@@ -75,7 +77,7 @@ SKETCH_SCHEMA: dict[str, Any] = _obj({"sketch": _text(), "expanded_sketch": _tex
 CLASSIFY_SCHEMA: dict[str, Any] = _obj({
     # "unknown" when none fits: the theorem is kept with that type, as in the release
     "categories": {"type": "array", "items": {"type": "string", "enum": [*CATEGORY_NAMES, UNKNOWN]},
-                   "minItems": 1, "maxItems": 3},
+                   "minItems": 1, "maxItems": 2},  # as in the release
     "reason": {"type": "string"},
 })  # fmt: skip
 

@@ -12,10 +12,15 @@ it is only held to the upper length bound. Ratios between short texts say little
 ``short_chars`` counts as ``short_chars`` long for the upper length bound, and the
 density gap allowed grows by ``short_chars / length`` for the shorter of the two.
 
-The defaults are calibrated on the released LiveMathematicianBench hard split
-(``tests/test_surface_release.py``): they accept every item that still carries its
-option A, where the former defaults (ratio 0.6 to 1.6, density gap 0.15 also on the
-weaker option) rejected 7 of those 15.
+How the defaults were chosen: the former ones (ratio 0.6 to 1.6, density gap 0.15 also on
+the weaker option) were loosened until every item of the released 202511 hard split that
+still carries its option A passed (15 items; the former defaults rejected 7 of them), so
+those 15 were the fitting data and cannot by themselves say how the values generalise.
+``tests/methods/lmb/test_surface_release.py`` therefore holds half of them out: thresholds
+fitted on 8 of the 15 (the loosest measured values rounded outward: 0.7, 1.7, 0.2) accept
+all 7 held-out items, and the shipped values are looser than those on every bound. The 14
+substitution-resistant items, never used for fitting, pass 12 of 14 (measured against the
+weaker option, the closest stand-in for their lost option A).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from theorembench.methods.lmb.schemas import SKETCH_HOOK_TYPES
 # -- Stage 3b: proof sketch ---------------------------------------------------------------
 
 _SKETCH_SYSTEM = """
-You are a research mathematician summarising how a theorem is proved. You get the theorem, text from its paper, and the proof when it is available.
+You are a research mathematician summarising how a theorem is proved. You get the theorem and what its paper says about the proof: first the text that follows the theorem in the paper's Introduction, where authors usually outline their argument, then the theorem's own proof from the body when it was found, and sometimes surrounding context. Base the sketch on the Introduction's outline where it gives one; use the proof to make it precise.
 
 Write "sketch", a proof sketch of 3 to 8 sentences that gives:
 - the main idea of the argument;
@@ -39,11 +39,18 @@ Then write "expanded_sketch": the same sketch, but with every symbol and term sp
 """
 
 
-def sketch_messages(theorem: str, context: str, proof: str | None) -> Messages:
+SKETCH_SOURCES = {"intro": "Introduction text after the theorem", "proof": "Proof", "context": "Context from the paper"}
+
+
+def sketch_messages(theorem: str, sources: dict[str, str | None]) -> Messages:
+    """The sketch request: the theorem, then each given source in ``SKETCH_SOURCES``' order (intro, proof,
+    context), a missing one said to be missing."""
+    blocks = [block("Theorem", theorem)]
+    missing = {"intro": "(none: the Introduction says nothing after the theorem)",
+               "proof": "(not available: infer the strategy from the text above)", "context": "(none given)"}
+    blocks += [block(title, sources[key], missing[key]) for key, title in SKETCH_SOURCES.items() if key in sources]
     user = "\n\n".join([
-        block("Theorem", theorem),
-        block("Context from the paper", context),
-        block("Proof", proof, "(not available: infer the strategy from the context)"),
+        *blocks,
         reply_shape('{"sketch": "<3-8 sentences: main idea, key steps, load-bearing constraints>", '
                '"expanded_sketch": "<the same sketch with all notation defined>"}'),
     ])  # fmt: skip
@@ -64,7 +71,7 @@ You classify research theorems by the logical form of their conclusion, whatever
 
 {_category_list()}
 
-Pick 1 to 3 categories that describe the main conclusion, the most prominent first. Judge the logical shape (quantifiers, connectives, kind of claim), not the topic. Use the names exactly as written above.
+Pick one or two categories that describe the main conclusion, the most prominent first (two only when the conclusion really has both shapes). Judge the logical shape (quantifiers, connectives, kind of claim), not the topic. Use the names exactly as written above.
 """
 
 
@@ -97,8 +104,8 @@ The stem:
 5. {SOURCE_BAN}
 
 Option A:
-6. States the conclusion that the question asks about in full, up to harmless rephrasing: the same quantifiers, ranges, constants and dependencies. Nothing omitted, nothing added, no change of strength or scope, so that it is the unique strongest correct answer.
-7. Is one statement, not a bundle. If the theorem has several independent parts, build the question around the part carrying the decisive feature and state that part only; do not chain separate facts with "moreover" or enumerate (i), (ii).
+6. States the theorem's conclusion in full, up to harmless rephrasing, with every essential aspect of the result: its structure, existence claims, bounds, conditional clauses, arithmetic restrictions, and the same quantifiers, ranges, constants and dependencies. Nothing omitted, nothing added, no change of strength or scope, so that it is the unique strongest correct answer. A conclusion with several parts keeps all of them (several sentences, or "moreover", are fine when the theorem says that much).
+7. Adds no auxiliary conclusion that the theorem does not state.
 8. Uses LaTeX for mathematics ($...$ inline, \\[...\\] for displays) with valid syntax, and does not mention any proof.
 """
 
@@ -221,7 +228,7 @@ Surface rules:
 - At least two false options look compatible with the hypotheses and fail only on a subtle point an expert has to check.
 - Valid LaTeX. Never write the sentence "{META_OPTION}"
 
-Metadata, one entry per option: sketch_hook_type is the kind of proof step you exploited ({", ".join(SKETCH_HOOK_TYPES)}); tampered_component is a short phrase naming the constraint you changed (for C, the component you dropped); template_used is weaker_true for C and, for B, D, E, one of the five templates or wildcard.
+Metadata, one entry per option: sketch_hook_type is the kind of proof step you exploited, one snake_case identifier: usually one of {", ".join(SKETCH_HOOK_TYPES)}, or a more fitting one of your own; tampered_component is a short phrase naming the constraint you changed (for C, the component you dropped); template_used is weaker_true for C and, for B, D, E, one of the five templates or wildcard.
 """
 
 

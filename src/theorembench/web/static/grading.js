@@ -1,6 +1,7 @@
 // IMProofBench blind grading page: autosave of the grade and the notes, focus mode. No inline code (CSP 'self').
 // A save goes 2 s after the last change. A 409 answer (saved elsewhere meanwhile) is never overwritten: the page
-// says "Conflict: reload" and stops saving until it is reloaded.
+// says "Conflict: reload" and stops saving until it is reloaded. After the reveal a grade save is kept as a
+// correction beside the grade, and the page says so.
 "use strict";
 (function () {
   var DEBOUNCE_MS = 2000;
@@ -11,6 +12,7 @@
   var timer = null;
   var busy = false;
   var conflict = false;
+  var correction = false;
   var units = [];
 
   function csrfToken() {
@@ -71,6 +73,7 @@
       if (answer.status === 200) {
         u.el.setAttribute("data-revision", String(answer.data.revision));
         if (answer.data.status) tabStatus(answer.data.status);
+        if (answer.data.correction) correction = true;
         return;
       }
       if (answer.status === 409) {
@@ -97,7 +100,7 @@
     return chain.then(function () {
       busy = false;
       if (units.some(function (u) { return u.dirty; })) schedule();
-      else show("saved", "Saved");
+      else show("saved", correction ? "Saved as a correction" : "Saved");
       return true;
     }, function (err) {
       busy = false;

@@ -1,0 +1,1 @@
+"""Services that span the methods: the demo (every method offline on the embedded model)."""
