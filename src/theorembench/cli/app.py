@@ -12,6 +12,7 @@ from theorembench.cli.eternal import eternal_app
 from theorembench.cli.eval import eval_app
 from theorembench.cli.hybrid import hybrid_app
 from theorembench.cli.improof import improof_app
+from theorembench.cli.leaderboard import leaderboard
 from theorembench.cli.lmb import lmb_app
 from theorembench.cli.local import local_app
 from theorembench.cli.papers import papers_app
@@ -39,6 +40,7 @@ app.add_typer(eternal_app, name="eternal")
 app.add_typer(improof_app, name="improof")
 app.add_typer(release_app, name="release")
 app.command()(demo)
+app.command()(leaderboard)
 app.command()(report)
 app.command()(prices)
 

@@ -39,7 +39,7 @@ from theorembench.common.progress import OnStep
 from theorembench.common.settings import Section, Settings
 from theorembench.store import Store
 from theorembench.store.papers import PaperRepo
-from theorembench.suite.release_items import METHODS, changes, item_rows
+from theorembench.suite.release_items import changes, item_rows
 
 MANIFEST = "manifest.json"
 
