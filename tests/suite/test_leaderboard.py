@@ -5,37 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from helpers.browser_harness import LiveServer
+from helpers.scorecards import write_card as _card
 from typer.testing import CliRunner
 
 from theorembench.cli import app
 from theorembench.suite.leaderboard import cutoff_status, rank_ranges
 
 runner = CliRunner()
-
-
-def _card(folder: Path, model: str, values: list[float], *, method: str = "lmb", release: str | None = "theorembench-2026-11-r1",
-          created: str = "2026-11-30T10:00:00+00:00", cutoff: dict | None = None) -> Path:  # fmt: skip
-    """A scorecard as an evaluation writes it, with the results and log files it links to."""
-    stem = f"{method}-{model.replace('/', '_')}-{created[:10]}"
-    results = folder / f"{stem}.json"
-    results.write_text(json.dumps({"model": model}))
-    log = folder / f"{stem}.eval"
-    log.write_bytes(b"PK-not-read-by-the-leaderboard")
-    k, n = int(sum(values)), len(values)
-    card = {"scorecard": 1, "method": method, "kind": "eval.mcq", "model": model, "run_id": f"run-{stem}",
-            "created": created, "release": {"release": release} if release else None, "items_file": "items.json",
-            "score": {"value": k / n, "ci95": [max(0.0, k / n - 0.2), min(1.0, k / n + 0.2)], "n": n, "errors": 1,
-                      "method": "wilson"},
-            "items": {f"q{i}": v for i, v in enumerate(values)},
-            "breakdown": {"by": "theorem_type", "groups": {"Existence": {"value": 0.5, "ci95": [0.1, 0.9], "n": 4,
-                                                                        "errors": 0, "method": "wilson"}}},
-            "cost_usd": 0.3, "cost_per_item": 0.01, "cutoff": cutoff, "isolation": None, "results": str(results),
-            "log": str(log)}  # fmt: skip
-    path = folder / f"{stem}.scorecard.json"
-    path.write_text(json.dumps(card))
-    return path
 
 
 def test_rank_ranges_separate_only_what_paired_tests_tell_apart():
@@ -89,41 +65,31 @@ def test_no_scorecard_is_one_line(tmp_path: Path):
     assert res.exit_code == 2 and "no scorecard under" in res.output and "Traceback" not in res.output
 
 
-@pytest.fixture
-def platform(tmp_path: Path):
-    """The leaderboard's site served as plain static files (what any static host does)."""
-    from starlette.applications import Starlette
-    from starlette.staticfiles import StaticFiles
+def test_evaluations_write_scorecards_that_the_leaderboard_ranks(fake_env, lmb_hard, tmp_path, monkeypatch):
+    """Two models on the released split through `eval mcq`: one answers A everywhere, one E; the keyed labels
+    (tests/golden, recorded once) hold A 4 times and E 10 times, so the leaderboard orders them from their own
+    scorecards and links each number to the run's files."""
+    from helpers.paths import GOLDEN
 
-    runs = tmp_path / "results"
-    runs.mkdir()
-    guard = {"guard": "flag", "cutoff": "2024-06", "counted": ["q1"], "excluded": [], "unknown": []}
-    for i, model in enumerate(("openai/gpt-5-2025-08-07", "anthropic/claude-opus-4-1-with-a-long-model-name",
-                               "local/smollm2")):  # fmt: skip
-        _card(runs, model, [1.0] * (30 - 10 * i) + [0.0] * (10 * i), cutoff=guard)
-        _card(runs, model, [1.0] * (10 - 3 * i) + [0.0] * (3 * i), method="eternal", release=None)
+    monkeypatch.setenv("COLUMNS", "250")
+    keyed = "".join(e["keyed"] for e in json.loads((GOLDEN / "lmb_202511_hard_shuffle_seed42.json").read_text())["items"])
+    fake_env.set_script({"rules": [{"model": "m2", "reply": "\\boxed{E}"}, {"reply": "\\boxed{A}"}]})
+    results = tmp_path / "results"
+    for model in ("openai-api/fake/m1", "openai-api/fake/m2"):
+        res = runner.invoke(app, ["eval", "mcq", str(lmb_hard), "--model", model, "--out",
+                                  str(results / f"{model.rsplit('/', 1)[1]}.json"), "--cutoff-guard", "off"],
+                            catch_exceptions=False)  # fmt: skip
+        assert res.exit_code == 0, res.output
+    cards = {p.name: json.loads(p.read_text()) for p in results.glob("scorecard-*.json")}
+    assert set(cards) == {"scorecard-m1.json", "scorecard-m2.json"}
+    m1, m2 = cards["scorecard-m1.json"], cards["scorecard-m2.json"]
+    assert m1["method"] == "lmb" and m1["score"]["n"] == 29 and len(m1["items"]) == 29
+    assert sum(m1["items"].values()) == keyed.count("A") == 4 and sum(m2["items"].values()) == keyed.count("E") == 10
+    assert m1["release"] is None and m1["log"].endswith(".eval")
     site = tmp_path / "site"
-    res = runner.invoke(app, ["leaderboard", str(runs), "--out", str(site)], catch_exceptions=False)
+    res = runner.invoke(app, ["leaderboard", str(results), "--out", str(site)], catch_exceptions=False)
     assert res.exit_code == 0, res.output
-    app_ = Starlette()
-    app_.mount("/", StaticFiles(directory=str(site), html=True))
-    server = LiveServer(app_).start(ready_path="/index.html")
-    yield server
-    server.stop()
-
-
-@pytest.mark.browser
-@pytest.mark.parametrize("width", [390, 1440])
-def test_the_leaderboard_renders_its_charts_and_reads_at_phone_and_desktop_widths(page, browser_log, width):
-    page.set_viewport_size({"width": width, "height": 900})
-    page.goto("/index.html")
-    page.wait_for_selector(".chart svg")
-    charts = page.locator(".chart svg").count()
-    assert charts == 4  # for each of the two methods: its scores and its breakdown by category
-    assert page.locator("table").first.is_visible()
-    # nothing wider than the screen but the tables, which scroll inside their own box
-    assert page.evaluate("document.documentElement.scrollWidth") <= width
-    assert "IMProofBench" not in page.content() and page.get_by_text("LiveMathematicianBench").count() == 1
-    browser_log.snap(page, f"leaderboard-{width}")
-    page.get_by_role("link", name="results").first.click()
-    assert '"model"' in page.content()
+    entries = json.loads((site / "leaderboard.json").read_text())["entries"]
+    assert entries[0]["model"] == "openai-api/fake/m2"
+    for e in entries:
+        assert (site / e["links"]["results"]).is_file() and (site / e["links"]["log"]).is_file()

@@ -105,6 +105,44 @@ def demo(
     out.print("\n[bold]7. IMProofBench platform[/]: the problems and the embedded model's answers, ready to grade")
     run_platform_demo(out_dir=out_dir / "improof", db=db)
 
+    # 8. the live benchmark: the month's release, evaluated under the contamination guard, then the leaderboard
+    out.print(f"\n[bold]8. release and leaderboard[/]: the {settings.month} release of the sample papers, "
+              f"{escape(model)} evaluated on it with the contamination guard, the leaderboard of every run")  # fmt: skip
+    run_release_demo(ids, settings=settings, db=db, accept=accept)
+
+
+def run_release_demo(paper_ids: list[str], *, settings: DemoSettings, db: str | None, accept: bool | None) -> None:
+    """Build the release (its steps are the demo's own, found stored), evaluate on each method's release items
+    under the guard's default for a release (exclude), and build the leaderboard from every scorecard."""
+    from theorembench.cli.release import print_release
+    from theorembench.suite.demo import build_demo_release, release_files
+    from theorembench.suite.leaderboard import build_leaderboard
+
+    model, out_dir = settings.model, settings.out_dir
+    with user_errors(), opened_store(db) as st:
+        release = build_demo_release(st, settings, paper_ids, accept=accept)
+    print_release(release.manifest, release.folder, new=release.new)
+    files = release_files(release)
+    evals = out_dir / "release-results"
+    if "lmb" in files:
+        run_mcq_command(files["lmb"], model=model, db=db, out_path=evals / "lmb.json", max_tokens=settings.max_tokens,
+                        temperature=0.0, max_connections=settings.concurrency, log_dir=out_dir / "logs",
+                        resume=True)  # fmt: skip
+    if "eternal" in files:
+        eternal_eval(files["eternal"], model=model, n=1, judge=None, out_dir=evals / "eternal",
+                     max_tokens=settings.max_tokens, temperature=0.0, seed=None,
+                     max_connections=settings.concurrency, log_dir=out_dir / "logs", db=db)  # fmt: skip
+    if "hybrid" in files:
+        run_hybrid_eval(files["hybrid"], model=model, mode="both", max_tokens=settings.max_tokens,
+                        max_connections=settings.concurrency, out_path=evals / "hybrid.json",
+                        log_dir=out_dir / "logs", db=db)  # fmt: skip
+    if not files:
+        out.print("the release holds no item the embedded model could be evaluated on", markup=False)
+    with user_errors():
+        board = build_leaderboard([out_dir], out_dir / "leaderboard", title="theorembench demo leaderboard")
+    out.print(f"leaderboard: {board.index} ({len(board.entries)} runs; open it in a browser, no server needed)",
+              markup=False)  # fmt: skip
+
 
 def run_improof_demo(*, model: str, out_dir: Path, db: str | None, accept: bool | None = None) -> None:
     """Import the shipped problems, evaluate ``model`` agentic and single-turn, auto-grade, print the statistics."""

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from theorembench.cli.common import DbOption, call, opened_store, out, plain, progress
+from theorembench.cli.cutoff import CutoffGuardOption, ModelsFileOption, report_cutoff
 from theorembench.cli.eternal_app import eternal_app
 
 taxonomy_app = typer.Typer(help="Error-category labels of failed responses: export for a person, import overrides.",
@@ -113,6 +114,8 @@ def eternal_eval(
     thinking_budget: Budget = None,
     timeout: Timeout = None,
     corpus: Annotated[list[Path] | None, typer.Option("--corpus", help="Known problems (one a line, or JSONL) the instances' originality is measured against, for the radar's D6 (repeatable).")] = None,
+    cutoff_guard: CutoffGuardOption = None,
+    models_file: ModelsFileOption = None,
     db: DbOption = None,
 ) -> None:
     """Score a model by final answers: accuracy per tier and MSC class with 95% intervals; taxonomy; report."""
@@ -124,8 +127,10 @@ def eternal_eval(
                                   temperature=temperature, seed=seed, max_connections=max_connections,
                                   log_dir=log_dir, progress=update, reasoning_effort=reasoning_effort,
                                   thinking_budget=thinking_budget, timeout=timeout,
-                                  corpora=[str(c) for c in corpus or []])  # fmt: skip
+                                  corpora=[str(c) for c in corpus or []], cutoff_guard_mode=cutoff_guard,
+                                  models_file=models_file)  # fmt: skip
     print_results(result.results)
+    report_cutoff(result.detail.get("cutoff"))
     out.print(plain(f"results: {result.path}"))
     out.print(plain(f"report: {result.files['report']}"))
     if result.log:

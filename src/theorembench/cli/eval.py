@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from theorembench.cli.common import DbOption, err, out, progress, user_errors
+from theorembench.cli.cutoff import CutoffGuardOption, ModelsFileOption, report_cutoff
 
 eval_app = typer.Typer(help="Evaluate a model on a benchmark file.", no_args_is_help=True)
 
@@ -49,6 +50,7 @@ def run_mcq_command(file: Path, *, db: str | Path | None, quiet: bool = False, *
             out.print(f"results as the released scripts write them: {run.files['released']}", markup=False)
         if run.log:
             out.print(f"inspect log: {run.log}  (inspect view --log-dir {run.log.parent})", markup=False)
+        report_cutoff(run.detail.get("cutoff"))
     return run
 
 
@@ -82,6 +84,8 @@ def eval_mcq(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the model even when this exact call is cached.")] = False,
     results_flavour: Annotated[str, typer.Option("--results-flavour", help="'theorembench' (default: the released layout plus intervals, errors, costs) or 'released': the file exactly as the authors' scripts write it (theorem_type \"all\", score from mcq.meta.score, samples null at n=1, date as MMDD_HHMMSS), ours beside it as .theorembench.json.")] = "theorembench",
     token_parameter: Annotated[str, typer.Option("--token-parameter", help="How the token limit is named in the request: max_tokens (default) or max_completion_tokens (as the released Azure script sends; reasoning models on Azure refuse max_tokens).")] = "max_tokens",
+    cutoff_guard: CutoffGuardOption = None,
+    models_file: ModelsFileOption = None,
     db: DbOption = None,
 ) -> None:
     """Evaluate a model on multiple-choice items with the released LiveMathematicianBench protocol.
@@ -96,7 +100,8 @@ def eval_mcq(
         timeout=timeout, max_retries=max_retries, prompt_style=prompt_style, system_prompt_file=system_prompt,
         user_template_file=user_template, preset=preset, base_url=base_url, model_revision=model_revision,
         api_key=api_key, log_dir=log_dir, write_log=not no_log, use_cache=not no_cache,
-        results_flavour=results_flavour, token_parameter=token_parameter,
+        results_flavour=results_flavour, token_parameter=token_parameter, cutoff_guard=cutoff_guard,
+        models_file=models_file,
     )  # fmt: skip
 
 

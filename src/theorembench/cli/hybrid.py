@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from theorembench.cli.common import DbOption, call, cost_table, err, opened_store, out, plain, progress
+from theorembench.cli.cutoff import CutoffGuardOption, ModelsFileOption, report_cutoff
 from theorembench.common.outputs import write_jsonl
 from theorembench.common.stats import quote
 
@@ -123,18 +124,22 @@ def hybrid_eval(
     out_path: Annotated[Path | None, typer.Option("--out", help="Results JSON (default <folder>/results_<model>.json).")] = None,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Inspect log folder (default ./logs).")] = None,
     perplexity_prefix: Annotated[bool | None, typer.Option("--perplexity-prefix/--no-perplexity-prefix", help="Perplexity scoring: put our own framing sentence (not the paper's; results record it) before every option. Default off, as in the paper, which scores each option on its own.", show_default=False)] = None,
+    cutoff_guard: CutoffGuardOption = None,
+    models_file: ModelsFileOption = None,
     db: DbOption = None,
 ) -> None:
     """Score a model generation-based (loose and tight) and/or perplexity-based, with 95% intervals and baselines."""
     run_hybrid_eval(folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
                     max_connections=max_connections, out_path=out_path, log_dir=log_dir,
-                    perplexity_prefix=perplexity_prefix, db=db)  # fmt: skip
+                    perplexity_prefix=perplexity_prefix, db=db, cutoff_guard=cutoff_guard,
+                    models_file=models_file)  # fmt: skip
 
 
 def run_hybrid_eval(folder: Path, *, model: str, mode: str = "both", max_tokens: int | None = None,
                     limit: int | None = None, max_connections: int | None = None, out_path: Path | None = None,
                     log_dir: Path | None = None, perplexity_prefix: bool | None = None,
-                    db: str | Path | None = None) -> dict[str, Any]:  # fmt: skip
+                    db: str | Path | None = None, cutoff_guard: str | None = None,
+                    models_file: Path | None = None) -> dict[str, Any]:  # fmt: skip
     """``evaluate_hybrid`` with its notes on stderr, then the scores with their intervals as a table
     (``perplexity_prefix`` None: the service's default)."""
     from theorembench.methods.hybrid.service import evaluate_hybrid
@@ -146,7 +151,8 @@ def run_hybrid_eval(folder: Path, *, model: str, mode: str = "both", max_tokens:
     with opened_store(db) as st:
         done = evaluate_hybrid(st, folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
                                max_connections=max_connections, out_path=out_path, log_dir=log_dir,
-                               on_note=on_note, **given)  # fmt: skip
+                               on_note=on_note, cutoff_guard_mode=cutoff_guard, models_file=models_file,
+                               **given)  # fmt: skip
     results, path = done.results, done.path
     table = Table("metric", "score", "random guess", title=plain(f"Proof2Hybrid: {model}"), title_justify="left")
     if "generation" in results:
@@ -169,4 +175,5 @@ def run_hybrid_eval(folder: Path, *, model: str, mode: str = "both", max_tokens:
         table.add_row("perplexity (weighted, % of max)", "skipped (see note)", "")
     out.print(table)
     out.print(plain(f"results: {path}"))
+    report_cutoff(results.get("cutoff"))
     return results

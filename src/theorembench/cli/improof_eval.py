@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from theorembench.cli.common import DbOption, opened_store, out, plain, progress
+from theorembench.cli.cutoff import CutoffGuardOption, ModelsFileOption, report_cutoff
 from theorembench.cli.improof_app import improof_app
 from theorembench.common.stats import Estimate, quote
 from theorembench.methods.improof.config import harness_defaults
@@ -42,6 +43,8 @@ def improof_eval_cmd(
     max_connections: Annotated[int | None, typer.Option("--max-connections", help="Concurrent model requests.")] = None,
     paper_settings: Annotated[bool, typer.Option("--paper-settings", help="Run only a model of the paper's Table 1 (a dated id or an alias, e.g. openai/gpt-5-2025-08-07, grok/grok-4) with its Table 1 parameters and the paper's budgets and tool limits; refuse any other model or change.")] = False,
     accept_weak_isolation: Annotated[bool, typer.Option("--accept-weak-isolation", help="Run the tools even below full sandbox isolation (rlimits only; recorded in the results). Without it such a run is refused: see `theorembench sandbox check`.")] = False,
+    cutoff_guard: CutoffGuardOption = None,
+    models_file: ModelsFileOption = None,
     db: DbOption = None,
 ) -> None:  # fmt: skip
     """Evaluate a model with Inspect AI: main question, then each subquestion; resumable turn by turn."""
@@ -57,9 +60,10 @@ def improof_eval_cmd(
             max_malformed=max_malformed, max_samples=max_samples, timeout_s=timeout, wording=wording,
             hosted_tools=hosted_tools, over_budget_answer=over_budget_answer,
             max_connections=max_connections, accept_weak_isolation=accept_weak_isolation or None,
-            paper_settings=paper_settings,
+            paper_settings=paper_settings, cutoff_guard_mode=cutoff_guard, models_file=models_file,
             progress=lambda done, total: bar.update(task, completed=done, total=total))  # fmt: skip
     print_results(result.results)
+    report_cutoff(result.detail.get("cutoff"))
     if result.incomplete:
         out.print(plain(f"{result.incomplete} conversation(s) stopped at a failed model call: run the same command "
                         "again to continue them (stored turns are not paid again)."))  # fmt: skip

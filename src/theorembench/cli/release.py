@@ -93,6 +93,26 @@ def release_show(folder: Annotated[Path, typer.Argument(help="The release folder
     print_release(manifest, folder)
 
 
+@release_app.command("export")
+def release_export(
+    folder: Annotated[Path, typer.Argument(help="The release folder.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder of the export.")],
+    formats: Annotated[list[str] | None, typer.Option("--format", help="hf (Parquet + dataset card), json (LMB's released JSON), jsonl; repeat for several.")] = None,
+) -> None:  # fmt: skip
+    """Export a release: private items without their answers, papers' text only where their licence allows."""
+    from theorembench.suite.release_export import export_release
+
+    with user_errors():
+        done = export_release(folder, out_dir, formats=tuple(formats or ["hf"]))
+    s = done.summary
+    out.print(plain(f"{s['release']}: {s['items']} item(s) ({s['public']} public, {s['private']} private) "
+                    f"as {', '.join(s['formats'])} to {out_dir}"))  # fmt: skip
+    if s["text_withheld"]:
+        out.print(plain(f"{len(s['text_withheld'])} item(s) ship without their paper's text (licence): "
+                        f"{', '.join(s['text_withheld'][:5])}{' …' if len(s['text_withheld']) > 5 else ''}"))  # fmt: skip
+    out.print(plain(f"what was written: {out_dir / 'export.json'}"))
+
+
 @release_app.command("config")
 def release_config() -> None:
     """Print the documented release settings file with its defaults."""

@@ -1,7 +1,7 @@
 """One scorecard per evaluation run, the same for the four methods: what a leaderboard reads.
 
 Each method writes its results in its own layout (the released LMB layout, EternalMath's results,
-…). Beside it, every evaluation service writes ``<results>.scorecard.json`` with
+…). Beside it, every evaluation service writes ``scorecard-<results>.json`` with
 :func:`write_scorecard`, in one shape:
 
 - the method, the model, the run and the release the items came from (:mod:`release_ref`);
@@ -33,13 +33,13 @@ from theorembench.store import Store
 from theorembench.store.schema import model_calls
 
 SCHEMA = 1
-SUFFIX = ".scorecard.json"
+PREFIX = "scorecard-"  # a prefix, not a suffix: globs such as results_*.json keep matching results only
 METHOD_OF_KIND = {"eval.mcq": "lmb", "eval.hybrid": "hybrid", "eternal.eval": "eternal", "improof.eval": "improof"}
 BREAKDOWN = {"lmb": "theorem_type", "eternal": "tier", "improof": "tier", "hybrid": "m"}  # sample metadata keys
 
 
 def scorecard_path(results: Path) -> Path:
-    return results.with_name(results.stem + SUFFIX)
+    return results.with_name(PREFIX + results.name)
 
 
 def _value(sample: Any) -> float:
@@ -120,7 +120,8 @@ def build_scorecard(store: Store, result: EvalResult, *, items_file: Path | None
         "breakdown": {"by": group_key, "groups": {k: estimate_of(v).to_dict() for k, v in sorted(grouped.items())}}
         if grouped else None,
         "cost_usd": cost, "cost_per_item": (cost / n) if cost is not None and n else None,
-        "cutoff": result.results.get("cutoff"), "isolation": result.results.get("isolation"),
+        "cutoff": result.detail.get("cutoff") or result.results.get("cutoff"),
+        "isolation": result.results.get("isolation"),
         "results": str(result.path), "log": str(result.log) if result.log else None,
     }  # fmt: skip
 
@@ -138,7 +139,7 @@ def read_scorecards(folders: list[Path]) -> list[dict[str, Any]]:
     """Every scorecard under the folders (recursively), oldest first; a file that is not one is left out."""
     found = []
     for folder in folders:
-        paths = [folder] if folder.is_file() else sorted(folder.rglob(f"*{SUFFIX}"))
+        paths = [folder] if folder.is_file() else sorted(folder.rglob(f"{PREFIX}*.json"))
         for path in paths:
             try:
                 doc = json.loads(path.read_text(encoding="utf-8"))
@@ -149,5 +150,22 @@ def read_scorecards(folders: list[Path]) -> list[dict[str, Any]]:
     return sorted(found, key=lambda d: (d.get("created") or "", d["_path"]))
 
 
-__all__ = ["BREAKDOWN", "METHOD_OF_KIND", "SUFFIX", "build_scorecard", "estimate_of", "per_item", "read_scorecards",
-           "run_cost", "scorecard_path", "write_scorecard"]
+__all__ = [
+    "BREAKDOWN",
+    "METHOD_OF_KIND",
+    "PREFIX",
+    "build_scorecard",
+    "estimate_of",
+    "per_item",
+    "read_scorecards",
+    "run_cost",
+    "scorecard_path",
+    "scored",
+    "write_scorecard",
+]
+
+
+def scored(store: Store, result: EvalResult, *, items_file: Path | str | None = None) -> EvalResult:
+    """``result`` after writing its scorecard (every evaluation service returns through this)."""
+    write_scorecard(store, result, items_file=Path(items_file) if items_file else None)
+    return result

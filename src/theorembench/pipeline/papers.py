@@ -66,10 +66,31 @@ def unpack(repo: PaperRepo, paper_id: str, source: Path | bytes, *, is_folder: b
     return True
 
 
+# Optional metadata beside a local paper's sources (in its folder): what arXiv would say of it, for releases
+# and the contamination guard: {"license": "<licence URL>", "first_version": "YYYY-MM-DD", "title": "..."}.
+# It is not part of the paper's text, so it does not change the paper's id.
+SIDECAR = "theorembench-paper.json"
+
+
+def local_metadata(path: Path) -> dict[str, Any]:
+    """The sidecar's fields as paper columns (``license``, ``published``, ``title``), or none."""
+    import json
+
+    sidecar = path / SIDECAR if path.is_dir() else path.with_name(path.name + ".json")
+    if not sidecar.is_file():
+        return {}
+    try:
+        doc = json.loads(sidecar.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{sidecar}: not JSON ({exc})") from None
+    fields = {"license": doc.get("license"), "published": doc.get("first_version"), "title": doc.get("title")}
+    return {k: v for k, v in fields.items() if v}
+
+
 def local_paper_id(path: Path) -> str:
     digest = hashlib.sha256()
     if path.is_dir():
-        for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        for f in sorted(p for p in path.rglob("*") if p.is_file() and p.name != SIDECAR):
             digest.update(str(f.relative_to(path)).encode())
             digest.update(f.read_bytes())
     else:
@@ -86,8 +107,11 @@ def add_local(repo: PaperRepo, path: Path) -> str:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or folder")
     paper_id = local_paper_id(path)
+    known = local_metadata(path)
     if repo.get(paper_id) is None:
-        repo.upsert(paper_id, source="local", status="new", meta={"path": str(path)})
+        repo.upsert(paper_id, source="local", status="new", meta={"path": str(path)}, **known)
+    elif known:
+        repo.upsert(paper_id, **known)  # the sidecar may have been edited since
     paper = repo.get(paper_id)
     assert paper is not None
     if paper["status"] in ("new", "failed"):

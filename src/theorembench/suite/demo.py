@@ -94,4 +94,30 @@ def instantiate_shipped_template(settings: DemoSettings, out_dir: Path, *, accep
     return result, isolation
 
 
-__all__ = ["DEMO_MODEL", "DEMO_MONTH", "DemoSettings", "instantiate_shipped_template", "shipped_file"]
+def build_demo_release(store: Any, settings: DemoSettings, paper_ids: list[str], *, accept: bool | None,
+                       on_step: Any = None) -> Any:  # fmt: skip
+    """The month's release from the sample papers, with the demo's settings for every method: the same steps as
+    the demo's builds, so the release finds them stored and pays for no call again."""
+    from theorembench.suite.release import ReleaseSettings, build_release
+
+    cfg = ReleaseSettings.load(None, **{"models.generator": settings.model, "models.judges": [settings.model],
+                                        "models.calibrator": settings.model, "fetch.llm_fallback": False}).check()
+    overrides = {"lmb": dict(settings.lmb), "eternal": dict(settings.eternal), "hybrid": dict(settings.hybrid)}
+    return build_release(store, month=settings.month, settings=cfg, paper_ids=paper_ids,
+                         out=settings.out_dir / "releases", overrides=overrides, concurrency=settings.concurrency,
+                         accept_weak_isolation=accept, on_step=on_step)  # fmt: skip
+
+
+def release_files(release: Any) -> dict[str, Path]:
+    """The release's files a model is evaluated on, per method that has items in it."""
+    files: dict[str, Path] = {}
+    for method, key in (("lmb", "hard"), ("eternal", "instances"), ("hybrid", "questions")):
+        block = release.manifest["methods"].get(method)
+        if block and block["counts"]["items"] and key in block["files"]:
+            path = release.folder / block["files"][key]
+            files[method] = path if method != "hybrid" else path.parent
+    return files
+
+
+__all__ = ["DEMO_MODEL", "DEMO_MONTH", "DemoSettings", "build_demo_release", "instantiate_shipped_template",
+           "release_files", "shipped_file"]

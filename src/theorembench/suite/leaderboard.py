@@ -120,7 +120,7 @@ def build_leaderboard(sources: list[Path], out: Path, *, title: str = "theorembe
     cards = latest_runs(read_scorecards(sources))
     if not cards:
         where = ", ".join(str(s) for s in sources)
-        raise UserError(f"no scorecard under {where}: run an evaluation first (each writes <results>.scorecard.json)")
+        raise UserError(f"no scorecard under {where}: run an evaluation first (each writes scorecard-<results>.json)")
     if out.exists():
         shutil.rmtree(out / "files", ignore_errors=True)
     files = out / "files"

@@ -39,7 +39,7 @@ from theorembench.common.progress import OnStep
 from theorembench.common.settings import Section, Settings
 from theorembench.store import Store
 from theorembench.store.papers import PaperRepo
-from theorembench.suite.release_items import changes, item_rows
+from theorembench.suite.release_items import changes, item_rows, licence_summary
 
 MANIFEST = "manifest.json"
 
@@ -190,7 +190,7 @@ def build_release(store: Store, *, month: str, settings: ReleaseSettings | None 
         "methods": {m: {"counts": _count(rows, m), "funnel": b.funnel,
                         "files": {k: str(p.relative_to(staging)) if p.is_relative_to(staging) else str(p)
                                   for k, p in b.files.items()}} for m, b in built.items()},
-        "papers": len(ids), "items": rows,
+        "papers": len(ids), "items": rows, "licences": licence_summary(rows),
         "changes": changes(rows, previous["items"] if previous else None),
         "previous": previous["release"] if previous else None,
     }  # fmt: skip

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from theorembench.sources.licences import licence_info
+
 METHODS = ("lmb", "eternal", "hybrid")
 
 
@@ -92,6 +94,26 @@ def paper_provenance(paper_id: str, paper: Mapping[str, Any] | None) -> dict[str
             "first_version": str(first)[:10] if first else None, "license": paper.get("license")}  # fmt: skip
 
 
+def text_allowed(row: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    """Whether every source paper's licence lets its text ship with the item, and the licences' short names (an
+    item with no source paper, such as a Stacks Project seed's, carries none of a paper's text)."""
+    infos = [licence_info(p.get("license")) for p in row.get("papers") or []]
+    return all(i.redistributable for i in infos), sorted({i.name for i in infos})
+
+
+def licence_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The manifest's licence block: the items whose papers' text an export leaves out, and items per licence."""
+    counts: dict[str, int] = {}
+    withheld = []
+    for r in rows:
+        allowed, names = text_allowed(r)
+        if not allowed:
+            withheld.append(r["id"])
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    return {"text_withheld": sorted(withheld), "items_per_licence": dict(sorted(counts.items()))}
+
+
 def changes(rows: list[dict[str, Any]], previous: list[dict[str, Any]] | None) -> dict[str, Any] | None:
     """What changed against the previous release: items added, removed, newly retired, moved between splits."""
     if previous is None:
@@ -103,5 +125,5 @@ def changes(rows: list[dict[str, Any]], previous: list[dict[str, Any]] | None) -
             "split_changed": sorted(i for i in set(now) & set(before) if now[i]["split"] != before[i]["split"])}
 
 
-__all__ = ["METHODS", "built_items", "changes", "is_private", "item_id", "item_rows", "paper_provenance",
-           "source_papers"]  # fmt: skip
+__all__ = ["METHODS", "built_items", "changes", "is_private", "item_id", "item_rows", "licence_summary",
+           "paper_provenance", "source_papers", "text_allowed"]  # fmt: skip

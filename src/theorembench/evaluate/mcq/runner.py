@@ -27,6 +27,7 @@ from theorembench.common.digest import json_digest
 from theorembench.common.outputs import write_json
 from theorembench.common.progress import OnCount
 from theorembench.common.stats import Estimate
+from theorembench.evaluate.cutoff import Selection
 from theorembench.evaluate.inspect_log import LogSample, default_log_dir, write_inspect_log
 from theorembench.evaluate.mcq import protocol
 from theorembench.evaluate.mcq.items import Dataset, Item
@@ -35,6 +36,7 @@ from theorembench.evaluate.mcq.released import released_results
 from theorembench.evaluate.mcq.summary import sketch_gain, summarize
 from theorembench.evaluate.result import EvalResult
 from theorembench.evaluate.samples import Sample, Scored, run_samples
+from theorembench.evaluate.scorecard import scored
 from theorembench.llm import LLM, Completion, GenerateSettings, ModelSpec
 from theorembench.pipeline.identity import source_digest
 from theorembench.pipeline.steps import StepRunner
@@ -213,11 +215,15 @@ async def run_mcq_async(
     *,
     on_start: OnCount | None = None,
     on_item: Callable[[dict[str, Any]], None] | None = None,
+    selection: Selection | None = None,
 ) -> EvalResult:
+    """``selection``: the contamination guard's choice; items it does not keep are neither asked nor scored."""
     spec = cfg.spec or llm.resolve(cfg.model)
     indices = list(range(len(dataset.items)))
     if cfg.limit is not None:
         indices = indices[: cfg.limit]
+    if selection is not None:
+        indices = [i for i in indices if selection.keeps(dataset.items[i].id)]
     store.put_dataset(
         dataset.id, [(it.id, raw) for it, raw in zip(dataset.items, dataset.raw, strict=True)],
         path=str(dataset.path), name=dataset.name,
@@ -280,6 +286,9 @@ async def run_mcq_async(
     summary["wall_seconds"] = round(time.perf_counter() - t0, 3)
 
     _add_sketch_gain(store, cfg, dataset, spec, indices, ordered, summary)
+    if selection is not None:  # in the summary: the results file keeps the released layout's top-level keys
+        summary["cutoff"] = selection.block({r["id"]: float(bool(r["is_correct"])) for r in ordered.values()},
+                                            errors=[r["id"] for r in ordered.values() if r.get("status") == "error"])
     output = _output_doc(cfg, dataset, spec, indices, ordered, summary, started_at, run_id)
     out_path = cfg.out or default_out_path(cfg, dataset.month)
     files = {}
@@ -294,9 +303,9 @@ async def run_mcq_async(
     if cfg.write_log:
         log_path = _write_log(cfg, dataset, indices, ordered, transcripts, summary, started_at, run_id)
     store.set_run_status(run_id, "finished", summary)
-    return EvalResult(KIND, run_id, output, out_path, log_path, Estimate.from_dict(summary["score"]), files=files,
+    return scored(store, EvalResult(KIND, run_id, output, out_path, log_path, Estimate.from_dict(summary["score"]), files=files,
                       calls_made=summary["calls_made"], cache_hits=summary["cache_hits"], resumed=len(done),
-                      incomplete=summary["errors"])  # fmt: skip
+                      incomplete=summary["errors"], detail={"cutoff": summary.get("cutoff")}), items_file=dataset.path)  # fmt: skip
 
 
 

@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from theorembench.common.errors import InvalidSetting
-from theorembench.evaluate.mcq.items import load_dataset
+from theorembench.evaluate.cutoff import CutoffGuard, Selection, check_guard, cutoff_guard, select
+from theorembench.evaluate.item_dates import item_date
+from theorembench.evaluate.mcq.items import Dataset, load_dataset
 from theorembench.evaluate.mcq.protocol import PRESETS, PROMPT_STYLES, check_template
 from theorembench.evaluate.mcq.released import FLAVOURS
 from theorembench.evaluate.mcq.runner import MCQConfig, run_mcq_async
+from theorembench.evaluate.release_ref import release_of
 from theorembench.evaluate.result import EvalResult
 from theorembench.llm import LLM, GenerateSettings, ModelSpec, check_model
 from theorembench.llm.local import stop_private_servers
@@ -59,6 +62,8 @@ class MCQOptions:
     use_cache: bool = True
     results_flavour: str = "theorembench"  # "released": the authors' results file, ours beside it
     token_parameter: str = "max_tokens"  # "max_completion_tokens": the name the released Azure script sends
+    cutoff_guard: str | None = None  # exclude | flag | off; None: exclude for a release's items, flag for a file
+    models_file: Path | None = None  # adds to or overrides the registry of model cutoffs
 
 
 def evaluate_mcq(
@@ -98,6 +103,7 @@ def evaluate_mcq(
         raise InvalidSetting("results_flavour", f"must be one of {', '.join(FLAVOURS)}")
     if o.token_parameter not in TOKEN_PARAMETERS:
         raise InvalidSetting("token_parameter", f"must be one of {', '.join(TOKEN_PARAMETERS)}")
+    check_guard(o.cutoff_guard)
     if preset is not None and preset not in PRESETS:
         raise InvalidSetting("preset", f"must be one of {', '.join(PRESETS)}")
     sampling = {"temperature": temperature, "top_p": top_p}
@@ -113,6 +119,8 @@ def evaluate_mcq(
     dataset = load_dataset(Path(file))
     prices = PriceTable.load()
     spec = check_model(model, base_url=base_url, api_key=api_key, revision=model_revision)  # before the store opens
+    guard = cutoff_guard(o.cutoff_guard, spec.name, models_file=o.models_file,
+                         release=release_of(dataset.path) is not None)  # fmt: skip
     if max_connections is None:
         # the released scripts use 4; llama.cpp serves one request at a time fastest
         max_connections = 1 if spec.is_local else 4
@@ -139,7 +147,8 @@ def evaluate_mcq(
     async def go(store: Store) -> EvalResult:
         llm = LLM(store, prices=prices, use_cache=use_cache)
         try:
-            return await run_mcq_async(store, llm, dataset, cfg, on_start=started, on_item=on_item)
+            return await run_mcq_async(store, llm, dataset, cfg, on_start=started, on_item=on_item,
+                                       selection=_selection(store, dataset, guard))  # fmt: skip
         finally:
             await llm.aclose()
 
@@ -148,6 +157,20 @@ def evaluate_mcq(
             return asyncio.run(go(store))
         finally:
             stop_private_servers()
+
+
+def _selection(store: Store, dataset: Dataset, guard: CutoffGuard) -> Selection:
+    """The guard's split of the items by their source paper's first version (the store's row, the release
+    manifest's, or the arXiv id the item names)."""
+    ids = [item.id for item in dataset.items]
+    if guard.mode == "off":
+        return select(guard, ids, {})
+    release = release_of(dataset.path)
+    dates = {}
+    for item, raw in zip(dataset.items, dataset.raw, strict=True):
+        refs = [str(raw[k]) for k in ("paper_id", "source_id", "arxiv_id") if raw.get(k)] + [item.id]
+        dates[item.id] = item_date(store, refs, release.row(item.id) if release is not None else None)
+    return select(guard, ids, dates)
 
 
 def _read_prompt(path: Path | None, setting: str) -> str | None:

@@ -26,9 +26,13 @@ from theorembench.common.outputs import write_json
 from theorembench.common.progress import OnCount
 from theorembench.common.stats import Estimate
 from theorembench.evaluate.answers import CHECKER_VERSION
+from theorembench.evaluate.cutoff import CutoffGuard, Selection, check_guard, cutoff_guard, select
 from theorembench.evaluate.inspect_log import default_log_dir, write_inspect_log
+from theorembench.evaluate.item_dates import item_date
+from theorembench.evaluate.release_ref import release_of
 from theorembench.evaluate.result import EvalResult
 from theorembench.evaluate.samples import Sample, Scored, log_samples, run_samples
+from theorembench.evaluate.scorecard import scored
 from theorembench.llm import LLM, GenerateSettings
 from theorembench.llm.local import stop_private_servers
 from theorembench.methods.eternal.answering import (
@@ -37,10 +41,10 @@ from theorembench.methods.eternal.answering import (
     answer_messages,
     answer_pipeline,
     answer_settings,
-    resolve_models,
     expected_of,
     load_instances,
     progress_counter,
+    resolve_models,
     response_text,
     settings_digest,
 )
@@ -61,16 +65,20 @@ def evaluate_eternal(store: Store, path: str | Path, model: str, *, n: int = 1, 
                      max_connections: int | None = None, log_dir: Path | None = None, write_log: bool = True,
                      use_cache: bool = True, corpora: list[str] | None = None, reasoning_effort: str | None = None,
                      thinking_budget: int | None = None, timeout: float | None = None,
-                     progress: OnCount | None = None) -> EvalResult:  # fmt: skip
+                     progress: OnCount | None = None, cutoff_guard_mode: str | None = None,
+                     models_file: Path | None = None) -> EvalResult:  # fmt: skip
     """Ask ``model`` n times per instance, score per tier and MSC class with 95% intervals, label failures.
 
     ``progress(done, total)`` is called after every sample. Resumable: finished samples and
     judge labels come from the store; failed ones are asked again. Each item records its academic
     level and its measured originality (against ``corpora`` and the other templates' instances), which
-    the radar's D4 and D6 read.
+    the radar's D4 and D6 read. ``cutoff_guard_mode`` (exclude, flag, off; None: exclude for a release's
+    instances, else flag) is the contamination guard (:mod:`theorembench.evaluate.cutoff`), by the first version
+    of each instance's source paper; the results' ``cutoff`` says which instances counted.
     """
     if n < 1:
         raise InvalidSetting("n", "must be at least 1")
+    check_guard(cutoff_guard_mode)
     missing = [c for c in corpora or [] if not Path(c).is_file()]
     if missing:
         raise InvalidSetting("corpora", f"{missing[0]}: no such file")
@@ -81,6 +89,9 @@ def evaluate_eternal(store: Store, path: str | Path, model: str, *, n: int = 1, 
     llm = LLM(store, use_cache=use_cache)
     [variant] = resolve_models(llm, [model], "model", settings)
     spec, label, settings = variant.spec, variant.label, variant.settings
+    guard = cutoff_guard(cutoff_guard_mode, spec.name, models_file=models_file, release=release_of(path) is not None)
+    selection = _selection(store, Path(path), guard, instances)
+    instances = [inst for inst in instances if selection.keeps(str(inst["instance_id"]))]
     judge_spec = llm.resolve(judge) if judge else None
     file_digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     pipeline = answer_pipeline("eternal.eval", settings)
@@ -139,14 +150,30 @@ def evaluate_eternal(store: Store, path: str | Path, model: str, *, n: int = 1, 
         "checker_version": CHECKER_VERSION, "originality_corpora": list(corpora or []),
     }  # fmt: skip
     doc["taxonomy"] = taxonomy_section(store, labels, judge)
+    doc["cutoff"] = selection.block({str(item["instance_id"]): item["score"] for item in items}, binary=n <= 1,
+                                    errors=[str(item["instance_id"]) for item in items
+                                            if any(s["status"] != "ok" for s in item["samples"])])  # fmt: skip
     out_dir = Path(out_dir)
     log_path = _log(doc, instances, outcomes, llm, started, log_dir) if write_log else None
     doc["log"] = str(log_path) if log_path else None
     result_path = write_json(out_dir / f"results_{safe_name(label)}.json", doc)
     store.set_run_status(run_id, "finished", summary)
-    return EvalResult(KIND, run_id, doc, result_path, log_path, Estimate.from_dict(summary["score"]),
+    return scored(store, EvalResult(KIND, run_id, doc, result_path, log_path, Estimate.from_dict(summary["score"]),
                       files={"report": folder_report(out_dir, file_digest)}, calls_made=summary["calls_made"],
-                      cache_hits=summary["cache_hits"], incomplete=summary["pending"])  # fmt: skip
+                      cache_hits=summary["cache_hits"], incomplete=summary["pending"],
+                      detail={"cutoff": doc["cutoff"]}), items_file=path)  # fmt: skip
+
+
+def _selection(store: Store, path: Path, guard: CutoffGuard, instances: list[dict[str, Any]]) -> Selection:
+    """The guard's split of the instances by their template's source paper (its first version)."""
+    ids = [str(inst["instance_id"]) for inst in instances]
+    if guard.mode == "off":
+        return select(guard, ids, {})
+    release = release_of(path)
+    dates = {str(inst["instance_id"]): item_date(store, [str(inst.get("paper_id") or "")],
+                                                 release.row(str(inst["instance_id"])) if release else None)
+             for inst in instances}  # fmt: skip
+    return select(guard, ids, dates)
 
 
 def _failures(llm: LLM, label: str, instances: list[dict[str, Any]], outcomes: dict[tuple[int, int], Scored],

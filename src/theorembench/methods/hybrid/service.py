@@ -16,8 +16,12 @@ from theorembench.common.errors import InvalidSetting, UserError
 from theorembench.common.outputs import write_json
 from theorembench.common.progress import OnStep
 from theorembench.common.stats import Estimate
+from theorembench.evaluate.cutoff import CutoffGuard, Selection, check_guard, cutoff_guard, select
 from theorembench.evaluate.inspect_log import default_log_dir
+from theorembench.evaluate.item_dates import item_date
+from theorembench.evaluate.release_ref import release_of
 from theorembench.evaluate.result import EvalResult
+from theorembench.evaluate.scorecard import scored
 from theorembench.latex.extract import ExtractionError, load_paper
 from theorembench.llm import LLM, GenerateSettings, ModelSpec
 from theorembench.llm.local import stop_private_servers
@@ -126,7 +130,8 @@ def build_hybrid(store: Store, *, stacks: Path | None = None, chapters: list[str
 def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both", max_tokens: int | None = None,
                     limit: int | None = None, max_connections: int | None = None, out_path: Path | None = None,
                     log_dir: Path | None = None, perplexity_prefix: bool = False,
-                    on_note: Callable[[str], None] | None = None) -> EvalResult:  # fmt: skip
+                    on_note: Callable[[str], None] | None = None, cutoff_guard_mode: str | None = None,
+                    models_file: Path | None = None) -> EvalResult:  # fmt: skip
     """Score a model on a ``hybrid build`` folder; returns the results, the JSON file they were written to and the
     headline: the tight m-out-of-n score of generation-based evaluation, else the perplexity-based score.
 
@@ -141,9 +146,14 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
     option. Off by default, as in the paper, which scores each option on its own: scores stay
     comparable with the paper's, and no measurement of ours shows that the sentence helps. The
     prefix used is recorded under ``perplexity.prefix``.
+
+    ``cutoff_guard_mode`` (exclude, flag, off; None: exclude for a release's folder, else flag) is the
+    contamination guard (:mod:`theorembench.evaluate.cutoff`): a question is as new as the newest paper its
+    items come from; the results' ``cutoff`` (and ``cutoff_perplexity``) say which questions counted.
     """
     if mode not in MODES:
         raise InvalidSetting("mode", "must be generation, perplexity or both")
+    check_guard(cutoff_guard_mode)
     try:
         questions = json.loads((folder / "questions.json").read_text())
         ppl_questions = json.loads((folder / "ppl_questions.json").read_text())
@@ -153,6 +163,12 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
         questions, ppl_questions = questions[:limit], ppl_questions[:limit]
     llm = LLM(store)
     spec = llm.resolve(model)
+    guard = cutoff_guard(cutoff_guard_mode, spec.name, models_file=models_file,
+                         release=release_of(folder / "questions.json") is not None)  # fmt: skip
+    gen_sel = _selection(store, folder, guard, questions, lambda q: [it.get("origin") or "" for it in q["items"]])
+    ppl_sel = _selection(store, folder, guard, ppl_questions, lambda q: [q["id"]])
+    questions = [q for q in questions if gen_sel.keeps(q["id"])]
+    ppl_questions = [q for q in ppl_questions if ppl_sel.keeps(q["id"])]
     results: dict[str, Any] = {"model": model, "folder": str(folder), "notes": []}
 
     def note(text: str) -> None:
@@ -202,18 +218,39 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
         raise
     finally:
         stop_private_servers()
+    details = (results.get("generation") or {}).get("details") or []
+    results["cutoff"] = gen_sel.block({r["id"]: r["tight"] if r["status"] in ("ok", "unparsed") else 0.0
+                                       for r in details},
+                                      errors=[r["id"] for r in details if r["status"] in ("error", "pending")])
+    results["cutoff_perplexity"] = ppl_sel.block()
     write_json(path, results)
-    return _result(results, path)
+    return _result(store, results, path, folder)
 
 
-def _result(results: dict[str, Any], path: Path) -> EvalResult:
+def _selection(store: Store, folder: Path, guard: CutoffGuard, rows: list[dict[str, Any]],
+               origins: Callable[[dict[str, Any]], list[str]]) -> Selection:  # fmt: skip
+    """The guard's split of a question list: each question is as new as the newest paper among its items'
+    origins (``<paper id>:<label>``; a Stacks Project seed names no paper and leaves its question undated)."""
+    ids = [str(q["id"]) for q in rows]
+    if guard.mode == "off":
+        return select(guard, ids, {})
+    release = release_of(folder / "questions.json")
+    dates = {}
+    for q in rows:
+        refs = [":".join(o.split(":")[:k]) for o in origins(q) for k in range(max(1, o.count(":")), 0, -1)]
+        dates[str(q["id"])] = item_date(store, refs, release.row(str(q["id"])) if release is not None else None)
+    return select(guard, ids, dates)
+
+
+def _result(store: Store, results: dict[str, Any], path: Path, folder: Path) -> EvalResult:
     gen, ppl = results.get("generation"), results.get("perplexity")
     headline = gen["summary"]["score"] if gen else ppl["summary"]["estimate"] if ppl else None
     summary = gen["summary"] if gen else {}
-    return EvalResult("eval.hybrid", gen["run_id"] if gen else None, results, path,
+    return scored(store, EvalResult("eval.hybrid", gen["run_id"] if gen else None, results, path,
                       Path(gen["log"]) if gen and gen.get("log") else None, Estimate.from_dict(headline),
                       incomplete=summary.get("statuses", {}).get("pending", 0) +
-                      int((ppl or {}).get("summary", {}).get("n_errors") or 0))  # fmt: skip
+                      int((ppl or {}).get("summary", {}).get("n_errors") or 0),
+                      detail={"cutoff": results.get("cutoff")}), items_file=folder / "questions.json")  # fmt: skip
 
 
 async def _perplexity(llm: LLM, spec: ModelSpec, ppl_questions: list[dict[str, Any]], bos_text: str | None,

@@ -25,25 +25,30 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from theorembench.common.errors import InvalidSetting
 from theorembench.common.outputs import write_json
 from theorembench.common.progress import OnCount
 from theorembench.common.stats import Estimate
 from theorembench.evaluate.answers import AnswerChecker
+from theorembench.evaluate.cutoff import Selection, check_guard, cutoff_guard, select
 from theorembench.evaluate.inspect_log import default_log_dir
+from theorembench.evaluate.item_dates import UNKNOWN, from_timestamp
 from theorembench.evaluate.result import EvalResult
+from theorembench.evaluate.scorecard import scored
 from theorembench.llm import LLM, ModelSpec, check_model
 from theorembench.methods.improof import autograde
 from theorembench.methods.improof.agent_tools import build_tools, offered_names
 from theorembench.methods.improof.answers import record_answer
 from theorembench.methods.improof.config import HarnessSettings
-from theorembench.methods.improof.harness_setup import prepare
 from theorembench.methods.improof.conversation import SANDBOX_TOOLS, Plan, improof_solver
+from theorembench.methods.improof.harness_setup import prepare
 from theorembench.methods.improof.inspect_scorer import weighted_score_scorer
 from theorembench.methods.improof.model_tiers import tier_of
 from theorembench.methods.improof.problems import Problem
 from theorembench.methods.improof.results import build_results, results_name, run_isolation
 from theorembench.sandbox import combine, require_isolation
 from theorembench.store import Store
+from theorembench.store.improof import ImproofRepo
 
 KIND = "improof.eval"
 
@@ -76,7 +81,8 @@ def run_improof_eval(store: Store, model: str, *, problem_ids: Sequence[str] | N
                      model_args: dict[str, Any] | None = None, paper_settings: bool = False,
                      wording: str | None = None, hosted_tools: Sequence[str] | str | None = None,
                      over_budget_answer: str | None = None,
-                     accept_weak_isolation: bool | None = None) -> EvalResult:  # fmt: skip
+                     accept_weak_isolation: bool | None = None, cutoff_guard_mode: str | None = None,
+                     models_file: Path | None = None) -> EvalResult:  # fmt: skip
     """Run (or resume) the evaluation of ``model`` on the problems (default: every active one).
 
     The harness settings left None (``main_tokens``, ``sub_tokens``, ``tool_timeout_s``, ``tool_memory_mb``,
@@ -94,7 +100,11 @@ def run_improof_eval(store: Store, model: str, *, problem_ids: Sequence[str] | N
     ``hosted_tools`` (single-turn: the provider's own web_search, code_execution; Table 2) and
     ``over_budget_answer`` ("keep" or "discard" an answer in the call that passes a budget) are harness settings.
     The search tool is left out, with a note in the results, when the store holds no papers to search.
+    ``cutoff_guard_mode`` (exclude, flag, off; None: flag) is the contamination guard
+    (:mod:`theorembench.evaluate.cutoff`), by the date each problem's version was written; the results' ``cutoff``
+    says which problems counted.
     """
+    check_guard(cutoff_guard_mode)
     spec = check_model(model, base_url=base_url, api_key=api_key)
     given = {"main_tokens": main_tokens, "sub_tokens": sub_tokens, "tool_timeout_s": tool_timeout_s,
              "tool_memory_mb": tool_memory_mb, "max_malformed": max_malformed, "max_turns": max_turns,
@@ -102,6 +112,12 @@ def run_improof_eval(store: Store, model: str, *, problem_ids: Sequence[str] | N
     ready = prepare(store, spec, problem_ids, tools=tools, mode=mode, epochs=epochs, search_provider=search_provider,
                     generate=generate, given=given, paper_settings=paper_settings)  # fmt: skip
     settings, problems = ready.settings, ready.problems
+    selection = _selection(store, cutoff_guard_mode, spec.name, models_file, problems)
+    problems = [p for p in problems if selection.keeps(p.id)]
+    if not problems:
+        raise InvalidSetting("cutoff_guard", template=f"no problem was written after {spec.name}'s training-data "
+                             f"cutoff {selection.guard.cutoff}: nothing to evaluate ({{setting}} flag evaluates every "
+                             "problem and reports both sides)")  # fmt: skip
     isolation = tool_isolation(settings, accept_weak_isolation)  # before any work: a refusal costs nothing
     tool_list = build_tools(settings, search_index=ready.search_index, model_provider=spec.provider)
     tier = tier_of(spec.name)
@@ -152,14 +168,28 @@ def run_improof_eval(store: Store, model: str, *, problem_ids: Sequence[str] | N
     doc["transport"] = {"max_retries": max_retries, "timeout_s": timeout_s, "max_samples": max_samples,
                         "max_connections": max_connections}  # how calls travelled: not in the settings digest
     doc["notes"] = ready.notes
+    doc["cutoff"] = selection.block({p["problem_id"]: p["mean_weighted_score"] for p in doc["problems"]},
+                                    binary=False)  # fmt: skip
     path = write_json(Path(out_dir) / results_name(spec.name, settings.mode, digest), doc)
     incomplete = doc["summary"]["incomplete"] + (total - len(conversations))
     store.set_run_status(run_id, "finished" if incomplete == 0 else "incomplete",
                          doc["summary"] | {"isolation": doc["isolation"]})  # fmt: skip
     calls = doc["usage"]["model_calls"]
-    return EvalResult(KIND, run_id, doc, path, log, Estimate.from_dict(doc["summary"]["score"]),
+    return scored(store, EvalResult(KIND, run_id, doc, path, log, Estimate.from_dict(doc["summary"]["score"]),
                       calls_made=llm.calls_made, cache_hits=calls["cached"], incomplete=incomplete,
-                      detail={"answer_ids": answer_ids})  # fmt: skip
+                      detail={"answer_ids": answer_ids, "cutoff": doc["cutoff"]}))  # fmt: skip
+
+
+def _selection(store: Store, mode: str | None, model: str, models_file: Path | None,
+               problems: list[Problem]) -> Selection:  # fmt: skip
+    """The guard's split of the problems by when the version asked was written (problems are not papers)."""
+    guard = cutoff_guard(mode, model, models_file=models_file)
+    repo = ImproofRepo(store)
+    dates = {}
+    for p in problems if guard.mode != "off" else []:
+        row = repo.version(p.id, p.version)
+        dates[p.id] = from_timestamp(row["created_at"], "problem version") if row else UNKNOWN
+    return select(guard, [p.id for p in problems], dates)
 
 
 def _results(store: Store, llm: LLM, spec: ModelSpec, settings: HarnessSettings, problems: list[Problem],
