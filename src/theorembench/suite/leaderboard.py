@@ -79,10 +79,10 @@ def cutoff_status(card: dict[str, Any]) -> str:
     guard = block.get("guard", "off")
     if guard == "off":
         return "guard off"
-    cutoff = block.get("cutoff") or "unknown cutoff"
+    cutoff = f"cutoff {block['cutoff']}" if block.get("cutoff") else "the model's cutoff is unknown"
     counted, excluded = len(block.get("counted") or []), len(block.get("excluded") or [])
     unknown = len(block.get("unknown") or [])
-    text = f"{guard}: cutoff {cutoff}; {counted} counted, {excluded} excluded"
+    text = f"{guard}: {cutoff}; {counted} counted, {excluded} excluded"
     return text + (f", {unknown} undated" if unknown else "")
 
 
@@ -105,7 +105,7 @@ def _entry(card: dict[str, Any], ranks: tuple[int, int], files: Path) -> dict[st
         "release": _release_label(card), "score": card.get("score"),
         "score_text": score.percent(1) if score else "n=0", "n": score.n if score else 0,
         "errors": score.errors if score else 0, "cost_per_item": card.get("cost_per_item"),
-        "cost_usd": card.get("cost_usd"), "cutoff": cutoff_status(card), "rank": list(ranks),
+        "cost_usd": card.get("cost_usd"), "cutoff": cutoff_status(card), "cutoff_block": card.get("cutoff"), "rank": list(ranks),
         "breakdown": card.get("breakdown"), "run_id": card.get("run_id"), "created": card.get("created"),
         "isolation": card.get("isolation"),
         "links": {"results": _copy_source(card.get("results"), files), "log": _copy_source(card.get("log"), files),
