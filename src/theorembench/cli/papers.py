@@ -19,6 +19,7 @@ from theorembench.pipeline.papers import (
     fetch_month,
 )
 from theorembench.sources.arxiv_eprints import DEFAULT_MAX_EPRINT_BYTES, MB
+from theorembench.sources.licences import licence_info
 from theorembench.store.papers import PaperRepo
 
 papers_app = typer.Typer(help="Papers and their main theorems: fetch from arXiv, add local sources, inspect.",
@@ -139,7 +140,8 @@ def papers_list(
         for paper in papers:
             th = repo.theorem(paper["id"])
             print(json.dumps({"id": paper["id"], "status": paper["status"], "title": paper["title"],
-                              "theorem_path": th["path"] if th else None, "reason": paper["reason"]}))  # fmt: skip
+                              "theorem_path": th["path"] if th else None, "reason": paper["reason"],
+                              "license": paper.get("license")}))  # fmt: skip
         return
     table = Table("id", "status", "title", "main theorem", "path")
     for paper in papers:
@@ -172,6 +174,9 @@ def papers_show(
         print(json.dumps({"paper": paper, "main_theorem": theorem}, ensure_ascii=False, indent=2, default=str))
         return
     out.print(Text.assemble((paper["id"], "bold"), f"  {paper['status']}  {paper.get('title') or ''}"), highlight=False)
+    licence = licence_info(paper.get("license"))
+    out.print(f"licence: {licence.name}" + (f" ({licence.url})" if licence.url else "")
+              + ("" if licence.redistributable else " - text not redistributable"), markup=False, highlight=False)
     if paper.get("reason"):
         out.print(f"reason: {paper['reason']}", markup=False)
     for problem in paper.get("problems") or []:

@@ -225,6 +225,15 @@ def arxiv_paper_id(arxiv_id: str, version: int | None) -> str:
     return f"{arxiv_id}v{version}" if version else arxiv_id
 
 
+def _fill_licences(repo: PaperRepo, ids: list[str], *, base_url: str | None, delay_s: float, progress: Any) -> None:
+    """Stage ``licences`` (``pipeline.paper_licences``): OAI-PMH on the same host as the API (a mirror's ``/oai``)."""
+    from theorembench.pipeline.paper_licences import fill_licences
+    from theorembench.sources.arxiv_oai import ArxivOai
+
+    with ArxivOai(base_url, delay_s=delay_s) as oai:
+        fill_licences(repo, ids, oai, progress=progress)
+
+
 def fetch_month(
     repo: PaperRepo,
     *,
@@ -236,7 +245,8 @@ def fetch_month(
     progress: Any = None,
     max_eprint_bytes: int | None = None,
 ) -> list[str]:
-    """Metadata of a month's papers, then each e-print (cached) unpacked into its folder.
+    """Metadata of a month's papers, their licences (OAI-PMH, asked again next run when unknown), then each
+    e-print (cached) unpacked into its folder.
 
     ``max_eprint_bytes`` caps one e-print download (default ``sources.arxiv.DEFAULT_MAX_EPRINT_BYTES``);
     a paper over it is ``failed`` with the reason, and is tried again on a later run (with a larger cap)."""
@@ -263,6 +273,7 @@ def fetch_month(
                 published=meta.published, updated=meta.updated, license=meta.license,
                 meta=meta.to_dict(), status="new",
             )  # fmt: skip
+    _fill_licences(repo, ids, base_url=base_url, delay_s=delay_s, progress=progress)
     dl_task = progress.add_task("e-prints", total=len(ids), item="") if progress else None
     for paper_id in ids:
         paper = repo.get(paper_id)

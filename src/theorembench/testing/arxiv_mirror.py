@@ -5,6 +5,8 @@ It serves two endpoints on 127.0.0.1:
 * ``GET /api/query`` answers with whatever the *routes* choose from the query
   parameters (recorded Atom files, usually);
 * ``GET /e-print/<id>`` serves configured files or bytes (id -> content), else 404;
+* ``GET /oai`` (arXiv's OAI-PMH) answers from the *oai* routes, chosen the same way from the
+  query parameters (``verb``, ``identifier``, ``resumptionToken``...), as ``text/xml``;
 
 and it can inject faults (the next *k* requests answer 503, 429, ...), delay
 every answer by a fixed latency, and logs every request it saw.
@@ -41,6 +43,7 @@ from typing import Any, Callable, Mapping, Sequence, Union
 from urllib.parse import parse_qs, unquote, urlsplit
 
 ATOM = "application/atom+xml; charset=utf-8"
+OAI_XML = "text/xml; charset=utf-8"
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ class ArxivMirror:
         self,
         routes: Routes = (),
         *,
+        oai: Routes = (),
         eprints: Mapping[str, Answer] | None = None,
         faults: int = 0,
         fault_status: int = 503,
@@ -112,6 +116,7 @@ class ArxivMirror:
         latency_s: float = 0.0,
     ) -> None:
         self.routes = routes
+        self.oai = oai
         self.eprints: dict[str, Answer] = dict(eprints or {})
         self.latency_s = latency_s
         self.requests: list[LoggedRequest] = []
@@ -180,13 +185,14 @@ class ArxivMirror:
 
     # ----------------------------------------------------------------- answering
 
-    def _route_query(self, params: dict[str, str]) -> Reply:
-        if callable(self.routes):
-            answer = self.routes(params)
-            return _as_reply(answer, ATOM) if answer is not None else Reply(404, b"no route", "text/plain")
-        for condition, answer in self.routes:
+    def _route_query(self, params: dict[str, str], routes: Routes | None = None, content_type: str = ATOM) -> Reply:
+        routes = self.routes if routes is None else routes
+        if callable(routes):
+            answer = routes(params)
+            return _as_reply(answer, content_type) if answer is not None else Reply(404, b"no route", "text/plain")
+        for condition, answer in routes:
             if _condition_holds(condition, params):
-                return _as_reply(answer, ATOM)
+                return _as_reply(answer, content_type)
         return Reply(404, b"no route for this query", "text/plain")
 
     def _route_eprint(self, paper_id: str) -> Reply:
@@ -205,6 +211,8 @@ class ArxivMirror:
                 return Reply(self._fault_status, b"", "text/plain", headers)
         if path == "/api/query":
             return self._route_query(params)
+        if path == "/oai":
+            return self._route_query(params, self.oai, OAI_XML)
         if path.startswith("/e-print/"):
             return self._route_eprint(unquote(path[len("/e-print/") :]))
         return Reply(404, b"not found", "text/plain")
@@ -246,4 +254,4 @@ class ArxivMirror:
         except (BrokenPipeError, ConnectionResetError):  # the client stopped reading (a capped download)
             handler.close_connection = True
 
-__all__ = ["ATOM", "ArxivMirror", "LoggedRequest", "Reply"]
+__all__ = ["ATOM", "OAI_XML", "ArxivMirror", "LoggedRequest", "Reply"]
