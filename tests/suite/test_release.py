@@ -49,6 +49,11 @@ def test_a_release_traces_every_item_to_its_paper_and_an_unchanged_rebuild_makes
         assert row["split"] == ("private" if is_private("theorembench", row["id"], 0.5) else "public")
         assert row["retired"] is None and "license" in row["papers"][0] and "first_version" in row["papers"][0]
     assert manifest["methods"]["lmb"]["counts"]["items"] == len(hard) and manifest["changes"] is None
+    audit = manifest["shortcut_audit"]  # the LMB build's audit, summarised: which baselines beat chance
+    assert isinstance(audit["flagged"], list) and (folder / audit["file"]).is_file()
+    assert audit["meta_option"]["shown"] == sum(1 for it in hard if any(
+        c["text"].startswith("One of the remaining options is correct") for c in
+        [it["mcq"]["correct_choice"], *it["mcq"]["choices"]]))  # fmt: skip
     asked = len(fake_env.requests)
     code, output = _build(tmp_path, papers, cfg)  # unchanged: the same release, no model call
     assert code == 0 and "unchanged" in output and len(fake_env.requests) == asked

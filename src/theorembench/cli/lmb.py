@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, cost_table, opened_store, out, plain, progress
+from theorembench.cli.common import DbOption, call, cost_table, opened_store, out, plain, progress
 from theorembench.cli.eval import eval_mcq
 
 lmb_app = typer.Typer(help="LiveMathematicianBench: theorems -> hard multiple-choice questions.", no_args_is_help=True)
@@ -21,6 +21,23 @@ def funnel_table(result: Any) -> Table:
         table.add_column(col.replace("_", "-"), justify="right")
     f = result.funnel
     table.add_row(*(str(f.get(k, "-")) for k in keys))
+    return table
+
+
+def audit_table(report: dict[str, Any]) -> Table:
+    """The shortcut audit: each baseline's estimate against chance, flagged when its interval lies above chance."""
+    from theorembench.common.stats import quote
+
+    meta = report["meta_option"]
+    title = (f"shortcut audit: {report['items']} items, meta-option shown in {meta['shown']} "
+             f"(keyed {meta['keyed']}, distractor {meta['as_distractor']})")  # fmt: skip
+    table = Table("baseline", "accuracy [95% CI] n", "chance", "flagged", "what it does", title=title,
+                  title_justify="left")  # fmt: skip
+    for name, entry in report["baselines"].items():
+        table.add_row(name, quote(entry["estimate"]), f"{100 * entry['chance']:.1f}%",
+                      "FLAGGED" if entry["flagged"] else "", plain(entry["description"]))  # fmt: skip
+    for name, why in report["skipped"].items():
+        table.add_row(name, "skipped", "", "", plain(why))
     return table
 
 
@@ -48,6 +65,11 @@ def run_lmb_build(*, db: str | Path | None, **options: Any) -> Any:
             for reason, n in sorted(reasons.items()):
                 rej.add_row(plain(stage), plain(reason), str(n))  # reasons may quote model output
         out.print(rej)
+    audit = result.summary.get("shortcut_audit")
+    if result.files.get("shortcut_audit") is not None and audit is not None:
+        import json
+
+        out.print(audit_table(json.loads(Path(result.files["shortcut_audit"]).read_text())))
     for name, path in result.files.items():
         out.print(f"{name}: {path}", markup=False)
     return result
@@ -76,6 +98,29 @@ def lmb_build(
         overrides["output.layout"] = layout
     run_lmb_build(month=month, db=db, config=config, generator=generator, judges=judge, calibrator=calibrator,
                   papers=paper, out_dir=out_dir, concurrency=concurrency, overrides=overrides or None)  # fmt: skip
+
+
+@lmb_app.command("audit")
+def lmb_audit(
+    items: Annotated[Path, typer.Argument(help="An item file in the released layout (JSON list or JSONL).")],
+    model: Annotated[str | None, typer.Option("--model", help="Model for the options-only baseline (the options "
+                                              "without the stem); without it that baseline is skipped.")] = None,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write the audit JSON here.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Option order shown to the model (the released shuffle).")] = 42,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Per options-only answer.")] = 2048,
+    db: DbOption = None,
+) -> None:
+    """Shortcut audit of an item file: meta-option, length and similarity heuristics (and a stem-less model)."""
+    from theorembench.methods.lmb.options_only import audit_file
+
+    report = call(audit_file, items, model=model, db=db, out=out_file, seed=seed, max_tokens=max_tokens)
+    out.print(audit_table(report))
+    if model is None:
+        out.print("options-only baseline skipped: no --model given", markup=False)
+    flagged = ", ".join(report["flagged"]) or "none"
+    out.print(f"flagged (95% interval above chance): {flagged}", markup=False)
+    if out_file is not None:
+        out.print(f"shortcut audit: {out_file}", markup=False)
 
 
 # the evaluation of LMB items, under its method like every other (`theorembench eval mcq` stays as it was)

@@ -24,6 +24,14 @@ def print_release(manifest: dict, folder: Path, *, new: bool = True) -> None:
         c = block["counts"]
         table.add_row(method, str(c["items"]), str(c["public"]), str(c["private"]), str(c["retired"]))
     out.print(table)
+    audit = manifest.get("shortcut_audit")
+    if audit:
+        flagged = ", ".join(audit["flagged"]) or "none"
+        out.print(plain(f"shortcut audit (LMB): baselines above chance beyond their interval: {flagged} "
+                        f"({audit['file']})"))  # fmt: skip
+    withheld = (manifest.get("licences") or {}).get("text_withheld") or []
+    if withheld:
+        out.print(plain(f"{len(withheld)} item(s) will ship without their paper's text (licence)"))
     ch = manifest.get("changes")
     if ch:
         out.print(plain(f"against {manifest['previous']}: {len(ch['added'])} added, {len(ch['removed'])} removed, "

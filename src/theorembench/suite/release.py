@@ -192,10 +192,26 @@ def build_release(store: Store, *, month: str, settings: ReleaseSettings | None 
                                   for k, p in b.files.items()}} for m, b in built.items()},
         "papers": len(ids), "items": rows, "licences": licence_summary(rows),
         "changes": changes(rows, previous["items"] if previous else None),
+        "shortcut_audit": _audit(built, staging, folder),
         "previous": previous["release"] if previous else None,
     }  # fmt: skip
     write_json(folder / MANIFEST, manifest)
     return ReleaseResult(folder, manifest, new=True)
+
+
+def _audit(built: Mapping[str, Any], staging: Path, folder: Path) -> dict[str, Any] | None:
+    """The LMB build's shortcut audit, in short: a release whose shortcut baselines beat chance by more than their
+    interval is flagged here (``flagged`` names them; the full audit is the build's ``shortcut_audit.json``)."""
+    lmb = built.get("lmb")
+    built_at = lmb.files.get("shortcut_audit") if lmb is not None else None
+    if built_at is None:
+        return None
+    relative = Path(built_at).relative_to(staging)  # the build wrote it in the staging folder, now the release's
+    if not (folder / relative).is_file():
+        return None
+    audit = json.loads((folder / relative).read_text(encoding="utf-8"))
+    return {"flagged": audit.get("flagged") or [], "meta_option": audit.get("meta_option"),
+            "file": str(relative)}  # fmt: skip
 
 
 def _count(rows: list[dict[str, Any]], method: str) -> dict[str, int]:

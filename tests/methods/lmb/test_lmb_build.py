@@ -73,7 +73,10 @@ def test_full_chain_follows_the_paper_order_and_the_released_layout(fake_env, pa
         mcq = item["mcq"]
         assert [c["label"] for c in mcq["choices"]] == ["B", "C", "D", "E"]
         assert mcq["correct_choice"]["text"] == (META_OPTION if item["substitution_resistant"] else A_TEXT)
-        assert all(c["text"] != META_OPTION for c in mcq["choices"])
+        # the meta-option is a distractor only where the item records it (never C, never in a keyed item)
+        shown = [c["label"] for c in mcq["choices"] if c["text"] == META_OPTION]
+        assert shown == ([mcq["meta"]["meta_distractor_label"]] if mcq["meta"].get("meta_distractor_label") else [])
+        assert "C" not in shown and not (item["substitution_resistant"] and shown)
         for stage in ("sketch", "classify", "stem", "distractors", "rubric"):
             assert item["call_ids"][stage], stage
     # the released stem_triviality: the theorem's id, its rubric total as score, the judge's short verdict
@@ -281,7 +284,7 @@ def test_surface_and_structure_checks_unit():
 
 def test_config_defaults_and_errors(tmp_path):
     cfg = load_config()
-    assert cfg.filters.rubric_min == 5 and cfg.generation.variants == 2 and cfg.generation.substitution_resistant_fraction == 0.5
+    assert cfg.filters.rubric_min == 5 and cfg.generation.variants == 2 and cfg.generation.substitution_resistant_fraction == 0.2
     bad = tmp_path / "bad.toml"
     bad.write_text("[filters]\nrubric_min = 11\n")
     with pytest.raises(SettingsError, match="filters.rubric_min"):

@@ -17,13 +17,16 @@ from theorembench.llm import LLM
 from theorembench.llm.local import stop_private_servers
 from theorembench.methods.lmb.config import LMBConfig, load_config
 from theorembench.methods.lmb.funnel import build_items, calibrate, eligible, select_hard
+from theorembench.methods.lmb.options_only import options_only_answers
+from theorembench.methods.lmb.shortcuts import shortcut_audit
 from theorembench.methods.lmb.stages import Builder, BuildEvents, Source, load_source
 from theorembench.pipeline.build_report import BuildResult, stage_costs
 from theorembench.pipeline.identity import package_modules, pipeline_name
 from theorembench.store import Store
 from theorembench.store.papers import PaperRepo
 
-STAGE_ORDER = ("sketch", "classify", "stem", "distractors", "latex", "rubric", "stem_only", "calibrate", "recheck")
+STAGE_ORDER = ("sketch", "classify", "stem", "distractors", "latex", "rubric", "stem_only", "calibrate", "recheck",
+               "options_only")  # fmt: skip
 
 
 def month_label(month: str) -> str:
@@ -90,7 +93,8 @@ def split_paths(out_dir: Path, label: str, layout: str) -> dict[str, Path]:
     reads ``data/<YYYYMM>/hard/qaEval_<YYYYMM>_ge5_hard.json``."""
     month_dir = out_dir / "data" / label if layout == "released" else out_dir
     names = {"full": f"qaEval_{label}_full.json", "ge5": f"qaEval_{label}_ge5.json",
-             "pool": f"qaEval_{label}_pool.json", "summary": "summary.json"}  # fmt: skip
+             "pool": f"qaEval_{label}_pool.json", "summary": "summary.json",
+             "shortcut_audit": "shortcut_audit.json"}  # fmt: skip
     paths = {name: month_dir / file for name, file in names.items()}
     hard = f"qaEval_{label}_ge5_hard.json"
     paths["hard"] = month_dir / "hard" / hard if layout == "released" else month_dir / hard
@@ -127,15 +131,28 @@ async def run_build(
         positions = {it["id"]: i for i, it in enumerate(calibrated)}  # the option order of the first pass
         rechecked = await calibrate(builder, hard, stage="recheck", sample=1, positions=positions)
 
+    # the shortcut audit of the hard split: what answers that never read a stem get (methods/lmb/shortcuts.py)
+    judge = cfg.judges[0]
+    blind = (await options_only_answers(llm, builder.runner, hard, model=judge, settings=builder.judge_settings,
+                                        seed=cfg.calibration.seed, concurrency=concurrency)
+             if cfg.audit.options_only else None)  # fmt: skip
+
     label = month_label(month)
     paths = split_paths(out_dir, label, cfg.output.layout)
     files = {name: write_json(paths[name], split) for name, split in
              (("full", full), ("ge5", ge5), ("hard", hard), ("pool", pool))}  # fmt: skip
+    audit = shortcut_audit(hard, options_only=blind, options_only_model=judge if blind is not None else None,
+                           skipped_reason="audit.options_only is off", source=str(paths["hard"]))  # fmt: skip
+    files["shortcut_audit"] = write_json(paths["shortcut_audit"], audit)
+    audit_digest = {"flagged": audit["flagged"], "meta_option": audit["meta_option"], "skipped": audit["skipped"],
+                    "baselines": {name: entry["estimate"] for name, entry in audit["baselines"].items()}}  # fmt: skip
     stem_nontrivial = sum(1 for it in pool if it["variant"] == "orig")
     funnel = {"theorems": len(sources), "generated": len(full), "rubric": len(ge5), "stem_nontrivial": stem_nontrivial,
               "pool": len(pool), "eligible": len(calibrated), "hard": len(hard)}  # fmt: skip
 
     rejections, calls_by_stage = tally(outcome, answers, rechecked, cfg.filters.rubric_min)
+    for ans in (blind or {}).values():
+        calls_by_stage["options_only"].extend(ans.get("call_ids", []))
     costs = stage_costs(store, calls_by_stage, len(hard), unit="accepted hard item", order=STAGE_ORDER)
     groups = len({it["source_id"] for it in calibrated})
     # as in the release: the calibrator's accuracy on the hard split in a second, independent answer
@@ -162,6 +179,7 @@ async def run_build(
             "min_score": float(cfg.filters.rubric_min),
         },
         "costs": costs,
+        "shortcut_audit": audit_digest,
         "config": cfg.model_dump(),
     }
     if answers is not None:

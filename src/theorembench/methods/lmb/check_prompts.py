@@ -32,6 +32,12 @@ _META_NOTE = (
     "option) is correct as stated, and a strictly stronger statement also holds, so A is the right answer."
 )
 
+_META_DISTRACTOR_NOTE = (
+    "Note: option ({label}) is the meta-option sentence, placed here as a false option on purpose (so that its "
+    "presence does not reveal the answer). It is false because the keyed option A, the strongest statement that "
+    "holds, is among the options. Do not count it against the distractor quality."
+)
+
 
 def rubric_messages(item_mcq: dict[str, Any], theorem: str, sketch: str) -> Messages:
     stem, a_text = question_parts(item_mcq)
@@ -45,6 +51,9 @@ def rubric_messages(item_mcq: dict[str, Any], theorem: str, sketch: str) -> Mess
     ]
     if " ".join(a_text.split()) == META_OPTION:
         parts.append(_META_NOTE)
+    for choice in item_mcq.get("choices") or []:
+        if " ".join(str(choice.get("text") or "").split()) == META_OPTION:
+            parts.append(_META_DISTRACTOR_NOTE.format(label=choice.get("label")))
     parts.append(reply_shape(
         '{"ALS": {"score": 0, "justification": "..."}, "TAS": {"score": 0, "justification": "..."}, '
         '"GPS": {"score": 0, "justification": "..."}, "DQS": {"score": 0, "justification": "..."}, '
@@ -104,4 +113,20 @@ def latex_repair_messages(text: str, errors: list[str], macros: str) -> Messages
     return chat_messages(_LATEX_REPAIR_SYSTEM, user)
 
 
-__all__ = ["latex_repair_messages", "match_messages", "rubric_messages", "stem_only_messages"]
+# -- shortcut audit: the options without their question -----------------------------------------
+
+_OPTIONS_ONLY_SYSTEM = """
+You are shown only the five answer options of a research-level multiple-choice question; its question is withheld on purpose. Exactly one option is the intended answer. Judge from the options alone (their wording, their internal consistency, how they relate to one another) which one it most likely is. Give a short reason, then the letter of your choice inside \\boxed{}, for example \\boxed{C}.
+"""
+
+
+def options_only_messages(options: list[tuple[str, str]]) -> Messages:
+    """The audit's options-only baseline: the shown options, ``(label, text)`` in display order, and no stem."""
+    listed = "\n\n".join(f"({label}) {text}" for label, text in options)
+    user = "\n\n".join([block("Answer options (the question is withheld)", listed),
+                         "Which option is the intended answer? End with \\boxed{<letter>}."])  # fmt: skip
+    return chat_messages(_OPTIONS_ONLY_SYSTEM, user)
+
+
+__all__ = ["latex_repair_messages", "match_messages", "options_only_messages", "rubric_messages",
+           "stem_only_messages"]  # fmt: skip

@@ -22,6 +22,22 @@ class Models(Section):
 
 
 class Generation(Section):
+    """Stages 3b-4b and the item assembly.
+
+    Why ``substitution_resistant_fraction`` defaults to 1/5 and ``meta_distractor_share`` to 1 (a
+    deliberate difference from the paper). Let s be the share of items keyed to the meta-option and d
+    the share of the other items where the meta-option replaces a false distractor. The meta-option is
+    then shown in s + (1 - s) d of the items and is correct in s of them, so
+    P(correct | meta-option shown) = s / (s + (1 - s) d). With five options chance is 1/5, reached when
+    d = 4 s / (1 - s), which is at most 1 only for s <= 1/5. In the paper's design (about half the
+    items keyed to the meta-option, and d = 0: the released 202511 hard split keys it in all 14 items
+    that show it) a model that picks the meta-option whenever it is shown gets s + (1 - s)/5, about 60%,
+    for free. With s = 1/5 and d = 1 the meta-option is in every item and right in one of five: its
+    presence says nothing and "always pick it" is worth chance. ``substitution_resistant_fraction = 0.5``
+    with ``meta_distractor_share = 0`` restores the paper's behaviour. Whatever the shares, the build's
+    shortcut audit (``shortcut_audit.json``) measures the result on the hard split.
+    """
+
     temperature: float = Field(0.7, description="generator sampling temperature")
     max_tokens: int = Field(4096, description="per generation call")
     reasoning_effort: str = Field("", description='e.g. "medium" for reasoning models; empty = provider default')
@@ -39,9 +55,15 @@ class Generation(Section):
                                '"theorem+context+sketch"')  # fmt: skip
     variants: int = Field(2, ge=1, le=5, description="distractor sets per theorem: the original and one "
                                                      "regenerated (Stage 6, step 1)")  # fmt: skip
-    substitution_resistant_fraction: float = Field(0.5, ge=0.0, le=1.0,
-                                                   description="share of items whose keyed answer is the meta-option")
-    seed: int = Field(20250101, description="decides which theorems' items are substitution-resistant (nothing else)")
+    substitution_resistant_fraction: float = Field(
+        0.2, ge=0.0, le=1.0, description="share of items whose keyed answer is the meta-option (the paper: about "
+                                         "0.5; 0.2 with meta_distractor_share 1 puts it at chance: see Generation)")  # fmt: skip
+    meta_distractor_share: float = Field(
+        1.0, ge=0.0, le=1.0, description="share of the other theorems whose items show the meta-option as a false "
+                                         "distractor, so that its presence does not give the answer away (1: see "
+                                         "Generation in methods/lmb/config.py for why)")  # fmt: skip
+    seed: int = Field(20250101, description="decides which theorems' items are substitution-resistant and which "
+                                            "show the meta-option as a distractor (nothing else)")  # fmt: skip
     sampling_seed: int = Field(20250101, description="sampling seed of every generator and judge call (part of the "
                                                      "cache key)")  # fmt: skip
 
@@ -88,6 +110,12 @@ class Output(Section):
                             "in data/<YYYYMM>/")  # fmt: skip
 
 
+class Audit(Section):
+    options_only: bool = Field(True, description="the shortcut audit's options-only baseline: the first judge "
+                                                 "answers each hard item from its options alone, without the stem "
+                                                 "(one call per hard item; the other baselines cost nothing)")  # fmt: skip
+
+
 class LMBConfig(Settings):
     TOML_HEADER = ("theorembench lmb build: LiveMathematicianBench generation settings.\n"
                    "Defaults follow the LiveMathematicianBench paper; see the README for each stage.")  # fmt: skip
@@ -100,6 +128,8 @@ class LMBConfig(Settings):
     calibration: Calibration = Field(default_factory=Calibration)
     context: Context = Field(default_factory=Context, description="how much recovered context the generator reads")
     output: Output = Field(default_factory=Output, description="where the splits go")
+    audit: Audit = Field(default_factory=Audit, description="the shortcut audit of the hard split "
+                                                            "(shortcut_audit.json)")  # fmt: skip
 
     @property
     def judges(self) -> list[str]:

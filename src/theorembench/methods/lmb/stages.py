@@ -73,6 +73,21 @@ def substitution_resistant(source_id: str, seed: int, fraction: float) -> bool:
     return random.Random(f"{seed}:{source_id}").random() < fraction
 
 
+def meta_distractor_label(source_id: str, item_id: str, meta: dict[str, Any], *, seed: int, share: float,
+                          resistant: bool) -> str | None:  # fmt: skip
+    """The false distractor the meta-option replaces in this item, or None (see ``Generation`` in config.py).
+
+    Whether is drawn once per theorem (``source_id``), as the substitution-resistant status is, so
+    that picking a theorem's hardest variant cannot favour items with or without it; which label
+    is drawn per item (``item_id``) among the false labels, never the weaker-but-true option (C)
+    and never A. A substitution-resistant item never gets it: there it is the keyed answer.
+    """
+    if resistant or random.Random(f"{seed}:meta-distractor:{source_id}").random() >= share:
+        return None
+    false = sorted(set(meta.get("false_labels") or []) - {meta.get("weaker_true_label"), "A"})
+    return random.Random(f"{seed}:meta-distractor:{item_id}").choice(false) if false else None
+
+
 def validate_distractors(obj: dict[str, Any]) -> None:
     labels = [c.get("label") for c in obj.get("choices", [])]
     if labels != list(LABELS):
@@ -250,14 +265,17 @@ class Builder:
         # cannot favour substitution-resistant items
         g = self.cfg.generation
         resistant = substitution_resistant(src.source_id, g.seed, g.substitution_resistant_fraction)
+        replaced = meta_distractor_label(src.source_id, item_id, dis["meta"], seed=g.seed,
+                                         share=g.meta_distractor_share, resistant=resistant)  # fmt: skip
         mcq = {
             "question": strings["question"],
             "correct_choice": {"label": "A", "text": META_OPTION if resistant else strings["choice A"]},
-            "choices": [{"label": c["label"], "text": strings[f"choice {c['label']}"]} for c in dis["choices"]],
-            "meta": dis["meta"],
+            "choices": [{"label": c["label"], "text": META_OPTION if c["label"] == replaced
+                         else strings[f"choice {c['label']}"]} for c in dis["choices"]],
+            "meta": dis["meta"] if replaced is None else {**dis["meta"], "meta_distractor_label": replaced},
             "sketch_usage_meta": dis["sketch_usage_meta"],
         }
-        out["mcq"] = StepResult("ok", {"mcq": mcq, "substitution_resistant": resistant,
+        out["mcq"] = StepResult("ok", {"mcq": mcq, "substitution_resistant": resistant, "meta_distractor": replaced,
                                        "original_correct_text": strings["choice A"]})  # fmt: skip
         judge = self.cfg.judges[0]
 
@@ -381,6 +399,7 @@ class Builder:
             # theorembench additions
             "paper_id": src.paper_id,
             "substitution_resistant": m["substitution_resistant"],
+            "meta_distractor": m.get("meta_distractor"),  # the false label the meta-option replaced, or None
             "original_correct_text": m["original_correct_text"],
             "latex_check": {k: v for k, v in stages["latex"].output.items() if k != "strings"},
             "surface": stages["distractors"].output.get("surface"),
@@ -458,5 +477,15 @@ def load_source(paper: dict[str, Any], theorem: dict[str, Any]) -> Source | None
                   proof_source=proof_source)  # fmt: skip
 
 
-__all__ = ["Builder", "BuildEvents", "Source", "intro_theorem_count", "load_source", "prompt_category",
-           "substitution_resistant", "validate_distractors", "variant_name"]  # fmt: skip
+__all__ = [
+    "BuildEvents",
+    "Builder",
+    "Source",
+    "intro_theorem_count",
+    "load_source",
+    "meta_distractor_label",
+    "prompt_category",
+    "substitution_resistant",
+    "validate_distractors",
+    "variant_name",
+]  # fmt: skip
