@@ -60,6 +60,21 @@ def test_the_latest_run_counts_and_every_number_links_to_its_files(tmp_path: Pat
     assert "$0.0100" in res.output and "no guard recorded" in res.output
 
 
+def test_a_models_variants_are_entries_of_their_own(tmp_path: Path):
+    runs = tmp_path / "results"
+    runs.mkdir()
+    for variant, values in (("agentic", [1.0] * 10), ("single-turn", [0.0] * 10)):
+        path = _card(runs, "local/smollm2", values, method="improof", release=None, created=f"2026-11-0{len(variant) % 9}")
+        card = json.loads(path.read_text())
+        path.unlink()
+        (runs / f"scorecard-{variant}.json").write_text(json.dumps({**card, "variant": variant, "items_file": None}))
+    res = runner.invoke(app, ["leaderboard", str(runs), "--out", str(tmp_path / "site")], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    entries = json.loads((tmp_path / "site" / "leaderboard.json").read_text())["entries"]
+    assert [(e["model"], e["release"], e["rank"]) for e in entries] == [
+        ("local/smollm2 (agentic)", "no release", [1, 1]), ("local/smollm2 (single-turn)", "no release", [2, 2])]
+
+
 def test_no_scorecard_is_one_line(tmp_path: Path):
     res = runner.invoke(app, ["leaderboard", str(tmp_path), "--out", str(tmp_path / "site")])
     assert res.exit_code == 2 and "no scorecard under" in res.output and "Traceback" not in res.output

@@ -88,6 +88,16 @@ def estimate_of(values: list[float]) -> Estimate:
     return bounded_mean(values)
 
 
+def variant_of(method: str, results: Mapping[str, Any]) -> str | None:
+    """What sets two runs of one model on one method apart as entries of their own: IMProofBench's mode (agentic,
+    single-turn) and LMB's evaluation with the proof sketch."""
+    if method == "improof":
+        return (results.get("settings") or {}).get("mode")
+    if method == "lmb":
+        return "with sketch" if (results.get("test_info") or {}).get("sketch") else None
+    return None
+
+
 def run_cost(store: Store, run_id: str | None) -> float | None:
     """What the run's own model calls were priced at (None when a call had no known price)."""
     if not run_id:
@@ -109,11 +119,13 @@ def build_scorecard(store: Store, result: EvalResult, *, items_file: Path | None
     grouped: dict[str, list[float]] = defaultdict(list)
     for item, label in groups.items():
         grouped[label].append(items[item])
+    logged_model = logged_model.removeprefix("theorembench/")  # Inspect's name for our provider (llm/inspect_provider)
     ref = release_of(items_file) if items_file else None
     cost = run_cost(store, result.run_id)
     n = result.score.n if result.score else len(items)
     return {
         "scorecard": SCHEMA, "method": method, "kind": result.kind, "model": model or logged_model,
+        "variant": variant_of(method, result.results),
         "run_id": result.run_id, "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "release": ref.to_dict() if ref else None, "items_file": str(items_file) if items_file else None,
         "score": result.score.to_dict() if result.score else None, "items": items,

@@ -40,14 +40,20 @@ class Leaderboard:
 
 def _release_label(card: dict[str, Any]) -> str:
     rel = card.get("release") or {}
-    return rel.get("release") or f"file {Path(card.get('items_file') or '?').name}"
+    if rel.get("release"):
+        return rel["release"]
+    return f"file {Path(card['items_file']).name}" if card.get("items_file") else "no release"
+
+
+def _model_label(card: dict[str, Any]) -> str:
+    return card["model"] + (f" ({card['variant']})" if card.get("variant") else "")
 
 
 def latest_runs(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The latest scorecard of each model on each method and release (cards come oldest first)."""
     latest: dict[tuple[str, str, str], dict[str, Any]] = {}
     for card in cards:
-        latest[(card["method"], _release_label(card), card["model"])] = card
+        latest[(card["method"], _release_label(card), _model_label(card))] = card
     return list(latest.values())
 
 
@@ -117,7 +123,8 @@ def build_leaderboard(sources: list[Path], out: Path, *, title: str = "theorembe
     """Build the static site in ``out`` from the scorecards found under ``sources``."""
     from theorembench.suite.leaderboard_page import render_page
 
-    cards = latest_runs(read_scorecards(sources))
+    # a model's variant (IMProofBench's mode, LMB with the sketch) is an entry of its own
+    cards = [{**c, "model": _model_label(c), "variant": None} for c in latest_runs(read_scorecards(sources))]
     if not cards:
         where = ", ".join(str(s) for s in sources)
         raise UserError(f"no scorecard under {where}: run an evaluation first (each writes scorecard-<results>.json)")
