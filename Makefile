@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.theorembench-installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench bench-smoke clean
 
 setup: $(STAMP)
 
@@ -24,6 +24,15 @@ bench: setup
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/eternal_instantiate.py
 	$(BIN)/python bench/improof_harness.py
+	$(BIN)/python bench/web_platform.py
+
+# every bench once, small (CI runs it, so that a broken bench fails CI); the figures mean little at this size
+bench-smoke: setup
+	$(BIN)/python bench/eval_throughput.py --n 40 --c 8 --latency-ms 20
+	$(BIN)/python bench/sandbox.py --repeat 1 --n 4
+	$(BIN)/python bench/eternal_instantiate.py --quick
+	$(BIN)/python bench/improof_harness.py --turns 3 --repeat 1
+	$(BIN)/python bench/web_platform.py --graders 2 --seconds 3 --backends sqlite
 
 clean:
 	rm -rf $(VENV) .theorembench demo-output results logs

@@ -19,19 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
-from pathlib import Path
 
-# this folder holds platform.py (the platform benchmark), which would hide the standard library's module
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from theorembench.methods.eternal.crosscheck import case_runs  # noqa: E402
-from theorembench.methods.eternal.instantiate import draw, instantiate_templates, libraries  # noqa: E402
-from theorembench.methods.eternal.runs import run_role  # noqa: E402
-from theorembench.methods.eternal.template import parse_template  # noqa: E402
-from theorembench.methods.eternal.verify import MODES  # noqa: E402
-from theorembench.sandbox import probe  # noqa: E402
+from theorembench.methods.eternal.crosscheck import case_runs
+from theorembench.methods.eternal.instantiate import draw, instantiate_templates, libraries
+from theorembench.methods.eternal.runs import run_role
+from theorembench.methods.eternal.template import parse_template
+from theorembench.methods.eternal.verify import MODES
+from theorembench.sandbox import probe
 
 LIMITS = {"per_run_s": 20, "timeout_s": 120, "memory_mb": 2048}
 
@@ -59,6 +54,9 @@ def cayley(max_prime: int, check: bool) -> dict:
          "problem_template": "Let $\\Delta$ be the graph on $S_{n}$ in which $u$ and $v$ are adjacent when $v = a "
                              "\\circ u$ for some {n}-cycle $a$. Given that $n = {n}$ is prime, compute the energy "
                              "of $\\Delta$.",
+         "natural_lang_solution": "1. The Cayley graph's spectrum follows from the characters of $S_{n}$ on the "
+                                  "class of {n}-cycles.\n2. Summing the absolute values gives "
+                                  "$2^{{n}-1} ({n}-1)!$.",
          "formal_solution": "import math\nresult = 2**(n-1) * math.factorial(n-1)\n", "output_type": "Integer",
          "params": {"n": {"type": "prime", "min": 5, "max": max_prime}},
          "validation_rule": [{"type": "value_check", "rule": "result > 0"}]}  # fmt: skip

@@ -13,26 +13,20 @@ not autosave load) and assigned the question with their own alias order, autosav
              write (its comment and revision)
   baseline   p50 of GET /healthz round trips on the same server just before the load; ratio = save p50 / it
 
-Usage:  python bench/platform.py [--graders 10,25,50] [--seconds 60] [--backends sqlite,postgresql] [--quick]
+Usage:  python bench/web_platform.py [--graders 10,25,50] [--seconds 60] [--backends sqlite,postgresql] [--quick]
 """
 
 from __future__ import annotations
 
-import os
-import sys
-
-# this file's name shadows the standard library's ``platform`` (imported by httpx, SQLAlchemy, …): run as a script,
-# its folder comes first on sys.path, so take it off before anything else is imported
-_BENCH = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _BENCH]
-
 import argparse
 import json
+import os
 import random
 import re
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -85,8 +79,8 @@ def _setup(db: str, graders: int) -> list[dict]:
     from theorembench.methods.improof.answers import record_answer
     from theorembench.methods.improof.catalog import import_problems
     from theorembench.store import open_store
-    from theorembench.store.web import WebRepo
-    from theorembench.store.web_grading import GradingRepo
+    from theorembench.store.accounts import AccountRepo
+    from theorembench.store.grading import GradingRepo
     from theorembench.web import blind
     from theorembench.web.auth import hash_password
 
@@ -98,13 +92,13 @@ def _setup(db: str, graders: int) -> list[dict]:
             record_answer(store, run_id="bench", problem_id="bench-grading", version=1, model=f"bench/model-{n}",
                           tier=None, epoch=0, mode="agentic", main_answer=f"Answer text {n}.", sub_answers=["2"],
                           stages=[])  # fmt: skip
-        repo, hashed = WebRepo(store), hash_password(PASSWORD)
+        repo, hashed = AccountRepo(store), hash_password(PASSWORD)
         for g in range(graders):
             email = f"grader{g}@bench.example.org"
             uid = repo.create_user(email, hashed, verified=True, roles=("grader",))
             blind.assign(store, "bench-grading", uid)
             first = GradingRepo(store).assignment("bench-grading", uid)["answer_order"][0]
-            out.append({"email": email, "uid": uid, "answer_id": first["answer_id"]})
+            out.append({"email": email, "uid": uid, "answer_id": first["answer_id"], "alias": first["alias"]})
     return out
 
 
@@ -154,7 +148,7 @@ def _grader(url: str, who: dict, ready: threading.Barrier, clock: dict, seconds:
             done = client.post("/login", data={"email": who["email"], "password": PASSWORD, "csrf_token": token})
             if done.status_code != 303:
                 raise RuntimeError(f"login of {who['email']} answered {done.status_code}")
-            page = client.get("/grade/bench-grading?answer=A")
+            page = client.get("/grade/bench-grading", params={"answer": who["alias"]})  # aliases are drawn per grader
             page.raise_for_status()
             token, revision = _CSRF.search(page.text).group(1), int(_REVISION.search(page.text).group(1))
         except BaseException:
@@ -173,7 +167,8 @@ def _grader(url: str, who: dict, ready: threading.Barrier, clock: dict, seconds:
                     "status": "incomplete", "revision": str(revision)}  # fmt: skip
             t0 = time.perf_counter()
             try:
-                answer = client.post("/grade/bench-grading/A", json=body, headers={"X-CSRF-Token": token})
+                answer = client.post(f"/grade/bench-grading/{who['alias']}", json=body,
+                                     headers={"X-CSRF-Token": token})  # fmt: skip
             except httpx.HTTPError:
                 errors += 1
             else:
@@ -279,6 +274,8 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)
+    if any(r["requests"] == 0 or r["lost"] for r in rows):  # no save got through, or a write was lost: broken
+        sys.exit("a run saved nothing or lost a write: the bench or the platform is broken")
 
 
 if __name__ == "__main__":
