@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from helpers.clock import FakeClock
 from helpers.paths import SHARED
 
 from theorembench.sources import arxiv as ax
@@ -73,21 +74,6 @@ def _data_and_fresh_limiter():
 def mirror():
     with ArxivMirror(RULES, eprints=EPRINTS) as server:
         yield server
-
-
-class FakeClock:
-    """A clock that only moves when slept on (or advanced by hand), recording each sleep."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(round(seconds, 9))
-        self.now += seconds
 
 
 def source(mirror: ArxivMirror, tmp_path: Path, **kw) -> ArxivSource:

@@ -4,6 +4,7 @@ in the real format (tests/golden/arxiv_oai/README.md); expectations written by h
 from __future__ import annotations
 
 import pytest
+from helpers.clock import FakeClock
 from helpers.paths import GOLDEN
 
 from theorembench.sources.arxiv_errors import ArxivError, ArxivQueryError, ArxivThrottled
@@ -15,23 +16,8 @@ OAI = GOLDEN / "arxiv_oai"
 TAO = {"verb": "GetRecord", "identifier": "oai:arXiv.org:2403.16981", "metadataPrefix": "arXiv"}
 
 
-class Clock:
-    """Moves only when slept on; records each sleep (the limiter's waits), so no test really waits."""
-
-    def __init__(self) -> None:
-        self.now = 500.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(round(seconds, 9))
-        self.now += seconds
-
-
-def client(mirror: ArxivMirror, clock: Clock | None = None, **kw) -> ArxivOai:
-    clock = clock or Clock()
+def client(mirror: ArxivMirror, clock: FakeClock | None = None, **kw) -> ArxivOai:
+    clock = clock or FakeClock()
     return ArxivOai(mirror.base_url, delay_s=kw.pop("delay_s", 0.0), clock=clock, sleep=clock.sleep,
                     limiter=RateLimiter(), **kw)  # fmt: skip
 
@@ -103,7 +89,7 @@ def test_no_records_match_is_an_empty_list():
 
 
 def test_503_with_retry_after_is_waited_then_retried():
-    clock = Clock()
+    clock = FakeClock()
     with ArxivMirror(oai=[(TAO, OAI / "GetRecord_2403.16981.xml")]) as mirror:
         mirror.fail_next(1, 503, retry_after=11)
         record = client(mirror, clock, delay_s=1.0).get_record("2403.16981")
@@ -114,7 +100,7 @@ def test_503_with_retry_after_is_waited_then_retried():
 
 
 def test_persistent_503_raises_throttled_after_the_retries():
-    clock = Clock()
+    clock = FakeClock()
     with ArxivMirror(oai=[(TAO, Reply(503, b"", "text/plain"))]) as mirror:
         with pytest.raises(ArxivThrottled):
             client(mirror, clock, delay_s=1.0, max_retries=2).get_record("2403.16981")

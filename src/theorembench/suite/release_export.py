@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,25 +142,18 @@ def export_release(folder: Path, out: Path, *, formats: tuple[str, ...] = ("hf",
     if "jsonl" in formats:
         for split in ("public", "private"):
             path = out / "jsonl" / f"{split}.jsonl"
-            write_jsonl(path, [{k: v for k, v in r.items()} for r in rows if r["split"] == split])
+            write_jsonl(path, [r for r in rows if r["split"] == split])
             written.append(path)
     summary = {
         "release": manifest["release"], "month": manifest["month"], "formats": list(formats),
         "items": len(rows), "public": sum(r["split"] == "public" for r in rows),
         "private": sum(r["split"] == "private" for r in rows),
         "text_withheld": sorted(r["id"] for r in rows if not r["text_included"]),
-        "licenses": dict(sorted(_count(name for r in rows for name in r["licenses"]).items())),
+        "licenses": dict(sorted(Counter(name for r in rows for name in r["licenses"]).items())),
         "files": [str(p.relative_to(out)) for p in written],
     }  # fmt: skip
     write_json(out / "export.json", summary)
     return ExportResult(out, summary, written)
-
-
-def _count(names: Any) -> dict[str, int]:
-    found: dict[str, int] = defaultdict(int)
-    for n in names:
-        found[n] += 1
-    return found
 
 
 __all__ = ["FORMATS", "ExportResult", "export_release", "exported_rows"]

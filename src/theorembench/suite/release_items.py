@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -103,14 +104,13 @@ def text_allowed(row: Mapping[str, Any]) -> tuple[bool, list[str]]:
 
 def licence_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The manifest's licence block: the items whose papers' text an export leaves out, and items per licence."""
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     withheld = []
     for r in rows:
         allowed, names = text_allowed(r)
         if not allowed:
             withheld.append(r["id"])
-        for name in names:
-            counts[name] = counts.get(name, 0) + 1
+        counts.update(names)
     return {"text_withheld": sorted(withheld), "items_per_licence": dict(sorted(counts.items()))}
 
 
