@@ -28,7 +28,7 @@ bench: setup
 
 # every bench once, small (CI runs it, so that a broken bench fails CI); the figures mean little at this size
 bench-smoke: setup
-	$(BIN)/python bench/eval_throughput.py --n 40 --c 8 --latency-ms 20
+	$(BIN)/python bench/eval_throughput.py --n 40 --c 8 --latency-ms 20 --shards 1,2
 	$(BIN)/python bench/sandbox.py --repeat 1 --n 4
 	$(BIN)/python bench/eternal_instantiate.py --quick
 	$(BIN)/python bench/improof_harness.py --turns 3 --repeat 1

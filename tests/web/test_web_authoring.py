@@ -113,18 +113,49 @@ def test_new_question_is_a_draft_by_its_author(any_app):
 
 def test_bad_fields_come_back_with_messages_and_nothing_lost(app, world):
     client = signed_in(app, AUTHOR)
-    sent = _form(**{"title": "", "difficulty-compute": "", "sub-3-answer": "", "statement": "Keep <this> $x^2$"})
+    sent = _form(**{"title": "", "difficulty-compute": "9", "sub-3-answer": "maybe", "statement": "Keep <this> $x^2$"})
     answer = post_form(client, "/questions/new", sent)
     assert answer.status_code == 400
     text = answer.text
     assert 'data-testid="error-title">Give the question a title.<' in text
     assert 'data-testid="error-difficulty-compute">Choose a rating from 1 (low) to 5 (high).<' in text
-    assert 'data-testid="error-sub-1-answer">Give the expected answer.<' in text
+    assert 'data-testid="error-sub-1-answer">A yes/no answer must be one of: yes, no, true, false.<' in text
     assert ">Keep &lt;this&gt; $x^2$</textarea>" in text  # the statement as typed, escaped
     assert 'name="sub-1-text" id="sub-1-text" rows="2" data-testid="sub-text">Is $N$ increasing?</textarea>' in text
     assert '<option value="4" selected>4</option>' in text  # the background rating kept
     assert '<option value="boolean" selected>boolean</option>' in text
     assert ImproofRepo(app.state.store).problems() == []
+
+
+def test_an_incomplete_draft_saves_and_the_checks_come_at_submission(app, world):
+    client = signed_in(app, AUTHOR)
+    partial = _form(title="Half done", solution="", **{"difficulty-background": "", "difficulty-reasoning": "",
+                    "difficulty-insight": "5", "difficulty-compute": "", "sub-0-answer": ""})  # fmt: skip
+    made = post_form(client, "/questions/new", partial)
+    assert made.status_code == 303 and made.headers["location"] == "/questions/half-done"
+    repo = ImproofRepo(app.state.store)
+    payload = repo.version("half-done")["payload"]
+    assert payload["solution"] == "" and payload["difficulty"] == {"insight": 5}
+    assert payload["subquestions"][0]["text"] == "What is $N(3)$?" and payload["subquestions"][0]["answer"] == ""
+    shown = client.get("/questions/half-done")
+    assert shown.status_code == 200 and 'data-testid="rating-background">–<' in shown.text
+    editor = client.get("/questions/half-done/edit").text
+    assert '<option value="5" selected>5</option>' in editor and 'data-testid="draft-hint"' in editor
+    again = post_form(client, "/questions/half-done/edit", partial | {"statement": "Count them all.",
+                                                                      "base_version": "1"})  # fmt: skip
+    assert again.status_code == 303 and repo.problem("half-done")["current_version"] == 2
+
+    refused = post_form(client, "/questions/half-done/submit", {})
+    assert refused.status_code == 400
+    for name in ("the reference solution", "the Background rating", "the Reasoning rating", "the Compute rating",
+                 "the expected answer of subquestion 1"):  # fmt: skip
+        assert name in refused.text, name
+    assert "the Insight rating" not in refused.text and repo.problem("half-done")["status"] == "draft"
+
+    done = post_form(client, "/questions/half-done/edit", _form(title="Half done", base_version="2"))
+    assert done.status_code == 303
+    assert post_form(client, "/questions/half-done/submit", {}).status_code == 303
+    assert repo.problem("half-done")["status"] == "under_review"
 
 
 def test_edit_adds_versions_and_the_page_shows_old_ones(app, world):

@@ -178,8 +178,9 @@ def test_autosave_round_trip_and_a_stale_revision_is_refused(any_app, tmp_path):
     assert second.status_code == 200
     assert second.json() == {"revision": 2, "status": "complete", "all_final": True, "correction": False}
     incomplete = _save(client, pid, "A", 2, status="complete")  # a complete grade needs every field
-    assert incomplete.status_code == 400 and "progress" in incomplete.json()["error"]
-    assert get_grade(app.state.store, a0, G1).revision == 2
+    assert incomplete.status_code == 200 and incomplete.json()["status"] == "incomplete"
+    assert incomplete.json()["missing"][0] == {"name": "progress", "label": "Overall progress"}
+    assert get_grade(app.state.store, a0, G1).revision == 3
 
     token = csrf_from(client.get("/grade").text)
     notes = client.post(f"/grade/{pid}/notes", json={"notes": "Matrix slips count as Calculation.", "revision": 1},
@@ -191,6 +192,30 @@ def test_autosave_round_trip_and_a_stale_revision_is_refused(any_app, tmp_path):
     assert GradingRepo(app.state.store).assignment(pid, ids[G1])["notes"] == "Matrix slips count as Calculation."
     no_token = client.post(f"/grade/{pid}/notes", json={"notes": "x", "revision": 2})
     assert no_token.status_code == 403
+
+
+def test_complete_too_early_saves_what_was_given_and_names_the_missing_fields(app, tmp_path):
+    pid = _problem(app, tmp_path)
+    ids = _users(app)
+    a0 = _answer(app, pid, 0)
+    blind.assign(app.state.store, pid, ids[G1], rng=Scripted())
+    client = signed_in(app, G1)
+    given = json.dumps({"hallucinated": "false", "insight": "true"})
+    early = _save(client, pid, "A", 0, progress="1", indicators=given, comment="Long comment typed first.",
+                  status="complete")  # fmt: skip
+    assert early.status_code == 200
+    body = early.json()
+    assert (body["revision"], body["status"]) == (1, "incomplete")
+    labels = ["Incorrect logic", "Calculation", "Conceptual", "Understanding", "Correct result", "Usefulness"]
+    assert [m["label"] for m in body["missing"]] == labels
+    assert [m["name"] for m in body["missing"]][:2] == ["incorrect_logic", "calculation"]
+    assert body["message"] == "Saved, but not yet complete: fill in " + ", ".join(labels) + "."
+    assert "incorrect_logic" not in body["message"]
+    stored = get_grade(app.state.store, a0, G1)
+    assert (stored.progress, stored.comment, stored.status) == (1, "Long comment typed first.", "incomplete")
+    assert stored.indicators == {"hallucinated": "false", "insight": "true"}
+    done = _save(client, pid, "A", 1, progress="1", indicators=ALL_TRUE, status="complete")
+    assert done.status_code == 200 and done.json()["status"] == "complete" and "missing" not in done.json()
 
 
 def test_na_for_correct_result_only_on_open_problems(app, tmp_path):
@@ -415,7 +440,7 @@ def test_nothing_identifies_a_model_before_the_reveal(app, tmp_path):
     keep(_save(client, pid, "A", 0, progress="2", comment="draft"))
     keep(_save(client, pid, "A", 0, progress="1"))  # 409
     keep(_save(client, pid, "B", 0, indicators=json.dumps({"correct_result": "na"})))  # 400
-    keep(_save(client, pid, "B", 0, status="complete"))  # 400: incomplete fields
+    keep(_save(client, pid, "B", 0, status="complete"))  # saved as incomplete, with the missing fields named
     keep(client.post(f"/grade/{pid}/notes", json={"notes": "n", "revision": 1}, headers={"X-CSRF-Token": token}))
     keep(client.post(f"/grade/{pid}/notes", json={"notes": "n", "revision": 1}, headers={"X-CSRF-Token": token}))
     keep(client.post(f"/grade/{pid}/flag", data={"alias": "B", "message": "odd", "csrf_token": token},
@@ -427,8 +452,8 @@ def test_nothing_identifies_a_model_before_the_reveal(app, tmp_path):
     for n, text in enumerate(seen):
         assert [s for s in secrets if s in text] == [], n
 
-    keep(_save(client, pid, "B", 0, status="given_up", comment="unreadable"))
-    assert seen[-1].startswith('{"revision":1')
+    keep(_save(client, pid, "B", 1, status="given_up", comment="unreadable"))
+    assert seen[-1].startswith('{"revision":2')
     after = client.get(f"/grade/{pid}").text
     assert MODELS[0] in after and MODELS[1] in after
     assert f'data-testid="reveal-model-A">{MODELS[1]}<' in after  # the scripted order put answer 1 first

@@ -44,6 +44,19 @@ DbOption = Annotated[
 ]  # fmt: skip
 
 
+ShardOption = Annotated[
+    str | None,
+    typer.Option("--shard", help="i/N: do only shard i of N (0 <= i < N) of the work, split by a hash of each id, "
+                                 "so N processes or machines share it on one store (--db postgresql://...); "
+                                 "then merge with --merge-shards N."),
+]  # fmt: skip
+MergeShardsOption = Annotated[
+    int | None,
+    typer.Option("--merge-shards", help="N: when all N shards (--shard i/N, same options, same --db) have "
+                                        "finished, write the outputs of the whole run from them, asking nothing."),
+]  # fmt: skip
+
+
 def plain(value: Any) -> Text:
     """Untrusted text as a Rich renderable (a table cell, a line) that is never parsed as markup."""
     return Text("" if value is None else str(value))

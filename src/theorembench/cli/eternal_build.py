@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from theorembench.cli.common import DbOption, cost_table, opened_store, out, plain, progress
+from theorembench.cli.costs import with_cost_options
 from theorembench.cli.eternal_app import eternal_app
 from theorembench.sandbox import summary_line
 
@@ -22,6 +23,7 @@ def eternal_config() -> None:
 
 
 @eternal_app.command("build")
+@with_cost_options("eternal build", outputs={"out_dir": "eternal"})
 def eternal_build(
     month: Annotated[str | None, typer.Option("--month", help="Build from the stored papers of this month (YYYY-MM).")] = None,
     paper: Annotated[list[str] | None, typer.Option("--paper", help="Build from these stored papers (ids; repeatable).")] = None,
@@ -35,13 +37,15 @@ def eternal_build(
     out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("eternal"),
     concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
     accept_weak_isolation: Annotated[bool, typer.Option("--accept-weak-isolation", help="Validate generated code even below full sandbox isolation (rlimits only; recorded in summary.json and every instance). Without it such a build is refused: see `theorembench sandbox check`.")] = False,
+    sandbox: Annotated[str, typer.Option("--sandbox", help="Where the code runs: theorembench (the default: bubblewrap namespaces, seccomp), docker (Inspect's docker provider: a container with no network, non-root) or k8s (Inspect's k8s provider, from the inspect-k8s-sandbox package). Its isolation is recorded like the default's; below full isolation it needs --accept-weak-isolation.")] = "theorembench",
     db: DbOption = None,
 ) -> None:  # fmt: skip
     """Papers -> filter -> MSC classes -> meta-templates -> code -> sandbox validation -> reviews -> instances."""
     run_eternal_build(month=month, paper_ids=paper, generator=generator, judge=judge, validity_judge=validity_judge,
                       config=config, msc=msc,
                       instances_per_template=instances_per_template, seed=seed, out_dir=out_dir,
-                      concurrency=concurrency, db=db, accept_weak_isolation=accept_weak_isolation or None)  # fmt: skip
+                      concurrency=concurrency, db=db, accept_weak_isolation=accept_weak_isolation or None,
+                      sandbox=sandbox)  # fmt: skip
 
 
 def run_eternal_build(*, db: str | Path | None, out_dir: Path = Path("eternal"), **options: Any) -> Any:

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, call, opened_store, out, plain, progress
+from theorembench.cli.common import DbOption, MergeShardsOption, ShardOption, call, opened_store, out, plain, progress
+from theorembench.cli.costs import with_cost_options
 from theorembench.cli.cutoff import CutoffGuardOption, ModelsFileOption, report_cutoff
 from theorembench.cli.eternal_app import eternal_app
 
@@ -39,6 +40,7 @@ def _bar(label: str) -> tuple[Any, Any]:
 
 
 @eternal_app.command("calibrate")
+@with_cost_options("eternal calibrate", outputs={"out_dir": "eternal_calibration"})
 def eternal_calibrate(
     file: Annotated[Path, typer.Argument(help="instances.jsonl (from `eternal instantiate` or `eternal build`).")],
     suite: Annotated[list[str], typer.Option("--suite", help="A model of the calibration suite (repeat: the paper uses five); model@high or model@xhigh runs it at that reasoning effort, as the paper's GPT-5.1-high.")],
@@ -99,6 +101,7 @@ def _span(values: list[int]) -> str:
 
 
 @eternal_app.command("eval")
+@with_cost_options("eternal eval", outputs={"out_dir": "eternal_eval", "log_dir": "logs"})
 def eternal_eval(
     file: Annotated[Path, typer.Argument(help="calibrated.jsonl (or any instances file; no tier: untiered).")],
     model: Annotated[str, typer.Option("--model", "-m", help="Model to evaluate; model@xhigh runs it at that reasoning effort (the paper's GPT-5.2-xhigh).")],
@@ -116,6 +119,8 @@ def eternal_eval(
     corpus: Annotated[list[Path] | None, typer.Option("--corpus", help="Known problems (one a line, or JSONL) the instances' originality is measured against, for the radar's D6 (repeatable).")] = None,
     cutoff_guard: CutoffGuardOption = None,
     models_file: ModelsFileOption = None,
+    shard: ShardOption = None,
+    merge_shards: MergeShardsOption = None,
     db: DbOption = None,
 ) -> None:
     """Score a model by final answers: accuracy per tier and MSC class with 95% intervals; taxonomy; report."""
@@ -128,7 +133,12 @@ def eternal_eval(
                                   log_dir=log_dir, progress=update, reasoning_effort=reasoning_effort,
                                   thinking_budget=thinking_budget, timeout=timeout,
                                   corpora=[str(c) for c in corpus or []], cutoff_guard_mode=cutoff_guard,
-                                  models_file=models_file)  # fmt: skip
+                                  models_file=models_file, shard=shard, merge_shards=merge_shards)  # fmt: skip
+    if "shard" in result.detail:
+        from theorembench.cli.eval import report_shard
+
+        report_shard(result)
+        return
     print_results(result.results)
     report_cutoff(result.detail.get("cutoff"))
     out.print(plain(f"results: {result.path}"))

@@ -10,7 +10,8 @@ from rich.table import Table
 
 from theorembench.cli.common import err, out, plain, progress, user_errors
 from theorembench.cli.eternal_app import eternal_app
-from theorembench.sandbox import accepting_weak_isolation, require_isolation, summary_line
+from theorembench.sandbox import accepting_weak_isolation, summary_line
+from theorembench.sandbox.providers import require_sandbox
 
 
 @eternal_app.command("instantiate")
@@ -24,6 +25,7 @@ def eternal_instantiate(
     per_instance: Annotated[float, typer.Option("--per-instance", help="Time limit of each run of the code inside it, seconds.")] = 20.0,
     keep_unverified: Annotated[bool, typer.Option("--keep-unverified", help="Also write the instances of templates without small_case_check to instances.jsonl (by default they go to unverified.jsonl: nothing independent checks their formula).")] = False,
     accept_weak_isolation: Annotated[bool, typer.Option("--accept-weak-isolation", help="Run the templates' code even below full sandbox isolation (rlimits only; recorded in summary.json and every instance). Without it such a run is refused: see `theorembench sandbox check`.")] = False,
+    sandbox: Annotated[str, typer.Option("--sandbox", help="Where the code runs: theorembench (the default: bubblewrap namespaces, seccomp), docker (Inspect's docker provider: a container with no network, non-root) or k8s (Inspect's k8s provider, from the inspect-k8s-sandbox package). Its isolation is recorded like the default's; below full isolation it needs --accept-weak-isolation.")] = "theorembench",
 ) -> None:  # fmt: skip
     """Sample, execute in the sandbox, validate (cross-check, determinism, value rules) and write instances."""
     from theorembench.methods.eternal.instantiate import instantiate_templates, write_outputs
@@ -31,8 +33,8 @@ def eternal_instantiate(
     from theorembench.methods.eternal.template import TemplateError, load_templates
 
     with user_errors():  # before any work: below full isolation without acceptance, one line and exit
-        isolation = require_isolation(accept_weak_isolation or None,
-                                      purpose="EternalMath validation of the templates' code")  # fmt: skip
+        isolation = require_sandbox(sandbox, accept_weak_isolation or None,
+                                    purpose="EternalMath validation of the templates' code")  # fmt: skip
 
     try:
         parsed = load_templates(templates)
@@ -48,7 +50,7 @@ def eternal_instantiate(
 
     with user_errors(), bar, accepting_weak_isolation(True if isolation["weak_isolation_accepted"] else None):
         result = instantiate_templates(parsed, n, seed, timeout_s=timeout, memory_mb=memory,
-                                       per_instance_s=per_instance, progress=on_progress)  # fmt: skip
+                                       per_instance_s=per_instance, progress=on_progress, sandbox=sandbox)  # fmt: skip
     stamp_isolation(result.instances, isolation)
     result.summary["isolation"] = isolation
     paths = write_outputs(result, out_dir, keep_unverified=keep_unverified)

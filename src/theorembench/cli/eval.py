@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from theorembench.cli.common import DbOption, err, out, progress, user_errors
+from theorembench.cli.common import DbOption, MergeShardsOption, ShardOption, err, out, progress, user_errors
+from theorembench.cli.costs import with_cost_options
 from theorembench.cli.cutoff import CutoffGuardOption, ModelsFileOption, report_cutoff
 
 eval_app = typer.Typer(help="Evaluate a model on a benchmark file.", no_args_is_help=True)
@@ -43,6 +44,10 @@ def run_mcq_command(file: Path, *, db: str | Path | None, quiet: bool = False, *
     except KeyboardInterrupt:
         err.print("interrupted; rerun the same command with --resume to continue")
         raise typer.Exit(130) from None
+    if "shard" in run.detail:
+        if not quiet:
+            report_shard(run)
+        return run
     if not quiet:
         print_summary(run.results, out)
         out.print(f"results: {run.path}", markup=False)
@@ -54,7 +59,18 @@ def run_mcq_command(file: Path, *, db: str | Path | None, quiet: bool = False, *
     return run
 
 
+def report_shard(run: Any) -> None:
+    """What a shard did, and how the results are written (by the merge, when every shard has finished)."""
+    label = run.detail["shard"]
+    score = f"; its score {run.score.value:.3f} over n={run.score.n}" if run.score and run.score.n else ""
+    out.print(f"shard {label}: run {run.run_id} finished{score}; {run.calls_made} calls made, "
+              f"{run.cache_hits} cached", markup=False)  # fmt: skip
+    out.print(f"when every shard has finished, write the results: the same command with --merge-shards "
+              f"{label.split('/')[1]} in place of --shard {label}", markup=False)  # fmt: skip
+
+
 @eval_app.command("mcq")
+@with_cost_options("eval mcq", outputs={"out_path": "results.json", "log_dir": "logs"}, resume_hint="--resume")
 def eval_mcq(
     file: Annotated[Path, typer.Argument(help="Items in the released LiveMathematicianBench format (JSON list or JSONL).")],
     model: Annotated[str, typer.Option("--model", "-m", help="provider/model as Inspect AI names it, e.g. openai/gpt-5, anthropic/claude-sonnet-4-5, openai-api/<service>/<model>, local/smollm2.")],
@@ -86,6 +102,8 @@ def eval_mcq(
     token_parameter: Annotated[str, typer.Option("--token-parameter", help="How the token limit is named in the request: max_tokens (default) or max_completion_tokens (as the released Azure script sends; reasoning models on Azure refuse max_tokens).")] = "max_tokens",
     cutoff_guard: CutoffGuardOption = None,
     models_file: ModelsFileOption = None,
+    shard: ShardOption = None,
+    merge_shards: MergeShardsOption = None,
     db: DbOption = None,
 ) -> None:
     """Evaluate a model on multiple-choice items with the released LiveMathematicianBench protocol.
@@ -101,8 +119,8 @@ def eval_mcq(
         user_template_file=user_template, preset=preset, base_url=base_url, model_revision=model_revision,
         api_key=api_key, log_dir=log_dir, write_log=not no_log, use_cache=not no_cache,
         results_flavour=results_flavour, token_parameter=token_parameter, cutoff_guard=cutoff_guard,
-        models_file=models_file,
+        models_file=models_file, shard=shard, merge_shards=merge_shards,
     )  # fmt: skip
 
 
-__all__ = ["eval_app", "run_mcq_command"]
+__all__ = ["eval_app", "report_shard", "run_mcq_command"]

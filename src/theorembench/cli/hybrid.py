@@ -8,7 +8,19 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, call, cost_table, err, opened_store, out, plain, progress
+from theorembench.cli.common import (
+    DbOption,
+    MergeShardsOption,
+    ShardOption,
+    call,
+    cost_table,
+    err,
+    opened_store,
+    out,
+    plain,
+    progress,
+)
+from theorembench.cli.costs import with_cost_options
 from theorembench.cli.cutoff import CutoffGuardOption, ModelsFileOption, report_cutoff
 from theorembench.common.outputs import write_jsonl
 from theorembench.common.stats import quote
@@ -60,6 +72,7 @@ def hybrid_seeds(
 
 
 @hybrid_app.command("build")
+@with_cost_options("hybrid build", outputs={"out_dir": "hybrid"})
 def hybrid_build(
     stacks: Annotated[Path | None, typer.Option("--stacks", help="A Stacks Project folder.")] = None,
     chapter: Annotated[list[str] | None, typer.Option("--chapter", help="Only these chapters.")] = None,
@@ -114,6 +127,7 @@ def run_hybrid_build(*, db: str | Path | None, out_dir: Path = Path("hybrid"), *
 
 
 @hybrid_app.command("eval")
+@with_cost_options("hybrid eval", outputs={"out_path": "results.json", "log_dir": "logs"})
 def hybrid_eval(
     folder: Annotated[Path, typer.Argument(help="A folder written by `hybrid build`.")],
     model: Annotated[str, typer.Option("--model", "-m", help="Model to evaluate.")],
@@ -126,20 +140,23 @@ def hybrid_eval(
     perplexity_prefix: Annotated[bool | None, typer.Option("--perplexity-prefix/--no-perplexity-prefix", help="Perplexity scoring: put our own framing sentence (not the paper's; results record it) before every option. Default off, as in the paper, which scores each option on its own.", show_default=False)] = None,
     cutoff_guard: CutoffGuardOption = None,
     models_file: ModelsFileOption = None,
+    shard: ShardOption = None,
+    merge_shards: MergeShardsOption = None,
     db: DbOption = None,
 ) -> None:
     """Score a model generation-based (loose and tight) and/or perplexity-based, with 95% intervals and baselines."""
     run_hybrid_eval(folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
                     max_connections=max_connections, out_path=out_path, log_dir=log_dir,
                     perplexity_prefix=perplexity_prefix, db=db, cutoff_guard=cutoff_guard,
-                    models_file=models_file)  # fmt: skip
+                    models_file=models_file, shard=shard, merge_shards=merge_shards)  # fmt: skip
 
 
 def run_hybrid_eval(folder: Path, *, model: str, mode: str = "both", max_tokens: int | None = None,
                     limit: int | None = None, max_connections: int | None = None, out_path: Path | None = None,
                     log_dir: Path | None = None, perplexity_prefix: bool | None = None,
                     db: str | Path | None = None, cutoff_guard: str | None = None,
-                    models_file: Path | None = None) -> dict[str, Any]:  # fmt: skip
+                    models_file: Path | None = None, shard: str | None = None,
+                    merge_shards: int | None = None) -> dict[str, Any]:  # fmt: skip
     """``evaluate_hybrid`` with its notes on stderr, then the scores with their intervals as a table
     (``perplexity_prefix`` None: the service's default)."""
     from theorembench.methods.hybrid.service import evaluate_hybrid
@@ -152,7 +169,12 @@ def run_hybrid_eval(folder: Path, *, model: str, mode: str = "both", max_tokens:
         done = evaluate_hybrid(st, folder, model=model, mode=mode, max_tokens=max_tokens, limit=limit,
                                max_connections=max_connections, out_path=out_path, log_dir=log_dir,
                                on_note=on_note, cutoff_guard_mode=cutoff_guard, models_file=models_file,
-                               **given)  # fmt: skip
+                               shard=shard, merge_shards=merge_shards, **given)  # fmt: skip
+    if "shard" in done.detail:
+        from theorembench.cli.eval import report_shard
+
+        report_shard(done)
+        return done.results
     results, path = done.results, done.path
     table = Table("metric", "score", "random guess", title=plain(f"Proof2Hybrid: {model}"), title_justify="left")
     if "generation" in results:

@@ -16,7 +16,7 @@ from theorembench.cli.improof_app import improof_app
 
 __all__ = ["improof_app"]
 
-from theorembench.cli import improof_serve  # noqa: E402,F401 - it adds the serve and admin commands
+from theorembench.cli import improof_serve  # noqa: F401 - it adds the serve and admin commands
 
 grades_app = typer.Typer(help="Human grades of main answers.", no_args_is_help=True)
 verdicts_app = typer.Typer(help="Automatic verdicts on subquestion answers: administrator overrides.",

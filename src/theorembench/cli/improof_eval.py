@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from theorembench.cli.common import DbOption, opened_store, out, plain, progress
+from theorembench.cli.costs import with_cost_options
 from theorembench.cli.cutoff import CutoffGuardOption, ModelsFileOption, report_cutoff
 from theorembench.cli.improof_app import improof_app
 from theorembench.common.stats import Estimate, quote
@@ -19,6 +20,7 @@ PAPER = harness_defaults()  # the harness's defaults, written once (HarnessSetti
 
 
 @improof_app.command("eval")
+@with_cost_options("improof eval", outputs={"out_dir": "improof_eval", "log_dir": "logs"})
 def improof_eval_cmd(
     model: Annotated[str, typer.Option("--model", "-m", help="The model, e.g. openai/gpt-5 or local/smollm2.")],
     problem: Annotated[list[str] | None, typer.Option("--problem", help="A problem id (repeat; default: every active problem).")] = None,
@@ -43,6 +45,7 @@ def improof_eval_cmd(
     max_connections: Annotated[int | None, typer.Option("--max-connections", help="Concurrent model requests.")] = None,
     paper_settings: Annotated[bool, typer.Option("--paper-settings", help="Run only a model of the paper's Table 1 (a dated id or an alias, e.g. openai/gpt-5-2025-08-07, grok/grok-4) with its Table 1 parameters and the paper's budgets and tool limits; refuse any other model or change.")] = False,
     accept_weak_isolation: Annotated[bool, typer.Option("--accept-weak-isolation", help="Run the tools even below full sandbox isolation (rlimits only; recorded in the results). Without it such a run is refused: see `theorembench sandbox check`.")] = False,
+    sandbox: Annotated[str, typer.Option("--sandbox", help="Where the code runs: theorembench (the default: bubblewrap namespaces, seccomp), docker (Inspect's docker provider: a container with no network, non-root) or k8s (Inspect's k8s provider, from the inspect-k8s-sandbox package). Its isolation is recorded like the default's; below full isolation it needs --accept-weak-isolation.")] = "theorembench",
     cutoff_guard: CutoffGuardOption = None,
     models_file: ModelsFileOption = None,
     db: DbOption = None,
@@ -60,7 +63,7 @@ def improof_eval_cmd(
             max_malformed=max_malformed, max_samples=max_samples, timeout_s=timeout, wording=wording,
             hosted_tools=hosted_tools, over_budget_answer=over_budget_answer,
             max_connections=max_connections, accept_weak_isolation=accept_weak_isolation or None,
-            paper_settings=paper_settings, cutoff_guard_mode=cutoff_guard, models_file=models_file,
+            paper_settings=paper_settings, cutoff_guard_mode=cutoff_guard, models_file=models_file, sandbox=sandbox,
             progress=lambda done, total: bar.update(task, completed=done, total=total))  # fmt: skip
     print_results(result.results)
     report_cutoff(result.detail.get("cutoff"))

@@ -8,7 +8,18 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from theorembench.cli.common import DbOption, call, cost_table, opened_store, out, plain, progress
+from theorembench.cli.common import (
+    DbOption,
+    MergeShardsOption,
+    ShardOption,
+    call,
+    cost_table,
+    opened_store,
+    out,
+    plain,
+    progress,
+)
+from theorembench.cli.costs import with_cost_options
 from theorembench.cli.eval import eval_mcq
 
 lmb_app = typer.Typer(help="LiveMathematicianBench: theorems -> hard multiple-choice questions.", no_args_is_help=True)
@@ -65,6 +76,12 @@ def run_lmb_build(*, db: str | Path | None, **options: Any) -> Any:
             for reason, n in sorted(reasons.items()):
                 rej.add_row(plain(stage), plain(reason), str(n))  # reasons may quote model output
         out.print(rej)
+    if "shard" in result.summary:
+        label = result.summary["shard"]
+        out.print(f"shard {label}: run {result.summary['run_id']} finished; when every shard has finished, build "
+                  f"the splits: the same command with --merge-shards {label.split('/')[1]} in place of --shard "
+                  f"{label}", markup=False)  # fmt: skip
+        return result
     audit = result.summary.get("shortcut_audit")
     if result.files.get("shortcut_audit") is not None and audit is not None:
         import json
@@ -76,6 +93,7 @@ def run_lmb_build(*, db: str | Path | None, **options: Any) -> Any:
 
 
 @lmb_app.command("build")
+@with_cost_options("lmb build", outputs={"out_dir": "lmb"})
 def lmb_build(
     month: Annotated[str, typer.Option("--month", help="Month of the stored papers (YYYY-MM); also names the output.")],
     generator: Annotated[str | None, typer.Option("--generator", help="Generator model (overrides the config).")] = None,
@@ -90,6 +108,8 @@ def lmb_build(
     layout: Annotated[str | None, typer.Option("--layout", help="flat (default) or released: the authors' "
                                                "data/<YYYYMM>/hard/qaEval_<YYYYMM>_ge5_hard.json, so their scripts "
                                                "read the splits as they are.")] = None,
+    shard: ShardOption = None,
+    merge_shards: MergeShardsOption = None,
     db: DbOption = None,
 ) -> None:
     """Generate the month's full, ge5 and hard splits (resumable: a rerun pays for no call twice)."""
@@ -97,7 +117,8 @@ def lmb_build(
     if layout is not None:
         overrides["output.layout"] = layout
     run_lmb_build(month=month, db=db, config=config, generator=generator, judges=judge, calibrator=calibrator,
-                  papers=paper, out_dir=out_dir, concurrency=concurrency, overrides=overrides or None)  # fmt: skip
+                  papers=paper, out_dir=out_dir, concurrency=concurrency, overrides=overrides or None, shard=shard,
+                  merge_shards=merge_shards)  # fmt: skip
 
 
 @lmb_app.command("audit")

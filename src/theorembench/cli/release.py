@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from theorembench.cli.common import DbOption, opened_store, out, plain, progress, user_errors
+from theorembench.cli.costs import with_cost_options
 
 release_app = typer.Typer(help="Monthly releases: every method's items from a month's papers, with a manifest.",
                           no_args_is_help=True)  # fmt: skip
@@ -39,6 +40,7 @@ def print_release(manifest: dict, folder: Path, *, new: bool = True) -> None:
 
 
 @release_app.command("build")
+@with_cost_options("release build", outputs={"out_dir": "releases"})
 def release_build(
     month: Annotated[str, typer.Option("--month", help="The month (YYYY-MM) whose papers make the release.")],
     config: Annotated[Path | None, typer.Option("--config", help="Release settings (see `theorembench release config`).")] = None,

@@ -121,7 +121,9 @@ def build_scorecard(store: Store, result: EvalResult, *, items_file: Path | None
         grouped[label].append(items[item])
     logged_model = logged_model.removeprefix("theorembench/")  # Inspect's name for our provider (llm/inspect_provider)
     ref = release_of(items_file) if items_file else None
-    cost = run_cost(store, result.run_id)
+    # a merge of shards made no call of its own: its cost is what its shards' calls were priced at
+    costs = [run_cost(store, run) for run in result.detail.get("cost_runs") or [result.run_id]]
+    cost = None if any(c is None for c in costs) else float(sum(costs))  # type: ignore[arg-type]
     n = result.score.n if result.score else len(items)
     return {
         "scorecard": SCHEMA, "method": method, "kind": result.kind, "model": model or logged_model,

@@ -13,20 +13,18 @@ pipeline needs:
 * single flight: identical concurrent calls make one request, and share its answer or its failure;
 * a per-model concurrency limit;
 * a usage ledger: prompt, completion and reasoning tokens, latency, provider,
-  model and cost (from the editable price table) for every call made.
+  model and cost (from the editable price table) for every call made;
+* the command's spending policy (:mod:`spending`): a cost cap checked before each request,
+  a forecast that counts calls instead of making them, the providers' batch APIs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import asdict, dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -34,9 +32,19 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from theorembench.common.retry import FailedAttempt, RetryPolicy
 from theorembench.llm.backends import RawOutput, choose_backend
+from theorembench.llm.batch import batch_route
+from theorembench.llm.completion import (  # noqa: F401 - re-exported: the client's public names
+    Completion,
+    _completion_from_row,
+    _note_call,
+    call_ids_of,
+    key_digest,
+    record_calls,
+)
 from theorembench.llm.failures import LLMError, _Failure, classify
 from theorembench.llm.models import ModelSpec, resolve_model
 from theorembench.llm.pricing import PriceTable
+from theorembench.llm.spending import current_spending
 from theorembench.llm.structured import ask_for_json
 from theorembench.store import Store
 
@@ -84,63 +92,6 @@ class GenerateSettings(BaseModel):
         return self._request_fields
 
 
-@dataclass
-class Completion:
-    text: str
-    model: str
-    call_id: int
-    cached: bool
-    reasoning: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    reasoning_tokens: int = 0
-    total_tokens: int = 0
-    latency_s: float = 0.0
-    cost_usd: float | None = None
-    attempts: int = 1
-    finish_reason: str | None = None
-    payload: dict[str, Any] | None = None
-    """What a call of another shape than ``generate`` brings back besides its text (see :meth:`LLM.exchange`)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-# The lists that receive the id of every model call made in the current context (a stage and
-# the stages around it); asyncio tasks inherit the context, so calls made by sub-tasks are seen too.
-_CALL_SINKS: ContextVar[tuple[list[int], ...]] = ContextVar("theorembench_call_sinks", default=())
-
-
-@contextmanager
-def record_calls() -> Iterator[list[int]]:
-    """Collect the ids of every model call made inside the block: answered, failed or served from the cache.
-
-    Ids are collected as each call ends, so the list holds the calls made before an
-    exception too; blocks nest, and an inner block's calls also reach the outer ones.
-    """
-    sink: list[int] = []
-    token = _CALL_SINKS.set((*_CALL_SINKS.get(), sink))
-    try:
-        yield sink
-    finally:
-        _CALL_SINKS.reset(token)
-
-
-def _note_call(call_id: int | None) -> None:
-    if call_id:
-        for sink in _CALL_SINKS.get():
-            sink.append(call_id)
-
-
-def call_ids_of(exc: BaseException) -> list[int]:
-    """The ids of the model calls behind a failure (a failed call, or every reply of a failed repair loop)."""
-    ids = getattr(exc, "call_ids", None)
-    if ids:
-        return list(ids)
-    call_id = getattr(exc, "call_id", None)
-    return [call_id] if call_id else []
-
-
 def cache_key(spec: ModelSpec, messages: list[Message], settings: GenerateSettings,
               sample: int, schema: dict[str, Any] | None) -> str:  # fmt: skip
     """The response-cache key of a call: who answers (model name, endpoint and revision tag) and what is asked."""
@@ -153,12 +104,6 @@ def cache_key(spec: ModelSpec, messages: list[Message], settings: GenerateSettin
         "schema": schema,
     }
     return key_digest(payload)
-
-
-def key_digest(payload: dict[str, Any]) -> str:
-    """The cache key of a request's identity: SHA-256 of its canonical JSON (every cached call kind uses this)."""
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def check_model(name: str, *, base_url: str | None = None, api_key: str | None = None,
@@ -222,6 +167,7 @@ class LLM:
         self._inflight: dict[str, asyncio.Future[_Flight | None]] = {}
         self.calls_made = 0
         self.cache_hits = 0
+        self.spending = current_spending()  # the command's cost cap, forecast and batch mode
 
     # -- model resolution ---------------------------------------------------
 
@@ -307,6 +253,9 @@ class LLM:
         spec = model if isinstance(model, ModelSpec) else self.resolve(model)
         key = cache_key(spec, messages, settings, sample, schema)
         caching = self.use_cache if use_cache is None else use_cache
+        if self.spending.forecast is not None:
+            return self._forecast(spec, key, {"messages": messages, "schema": schema}, settings.max_tokens, purpose,
+                                  caching, schema=schema)  # fmt: skip
         if (hit := self._before_start(spec, key, caching)) is not None:
             return hit
         bound = await self.bind(spec, settings)
@@ -315,11 +264,15 @@ class LLM:
             settings = settings.model_copy(update={"seed": settings.seed + sample})
         request = {"messages": messages, "settings": settings.request_fields(), "sample": sample, "schema": schema}
         send = partial(bound.backend.generate, messages, settings, schema, bound.max_connections)
+        # a provider batch (--batch), or the batch a killed run left holding this request (see llm/batch)
+        if (batched := batch_route(self, spec, bound, key, messages, settings, schema, caching, send)) is not None:
+            bound, send = batched
         return await self._flight(spec, bound, key, request, send, settings, purpose, caching)
 
     async def exchange(self, model: str | ModelSpec, identity: dict[str, Any], request: dict[str, Any],
                        send: Callable[[], Awaitable[RawOutput]], settings: GenerateSettings | None = None, *,
-                       purpose: str, use_cache: bool | None = None) -> Completion:  # fmt: skip
+                       purpose: str, use_cache: bool | None = None, max_tokens: int | None = None,
+                       placeholder: Callable[[str], dict[str, Any]] | None = None) -> Completion:  # fmt: skip
         """A call of another shape than :meth:`generate` (a conversation with tools, say), with the same cache,
         single flight, retries, connection limit, ledger and prices.
 
@@ -327,15 +280,46 @@ class LLM:
         everything that changes the answer, a sample index included. ``request`` is what the ledger records
         of it; ``send()`` makes one attempt. The :class:`RawOutput`'s ``payload`` comes back as
         :attr:`Completion.payload`, from the cache too. Only the transport fields of ``settings`` count.
+        ``max_tokens`` (the reply's cap) and ``placeholder(text) -> payload`` (a stand-in answer's payload)
+        serve a forecast, which counts ``identity`` as the prompt.
         """
         settings = settings or GenerateSettings()
         spec = model if isinstance(model, ModelSpec) else self.resolve(model)
         key = key_digest({"model": spec.name, "endpoint": spec.endpoint, **identity})
         caching = self.use_cache if use_cache is None else use_cache
+        if self.spending.forecast is not None:
+            return self._forecast(spec, key, identity, max_tokens or settings.max_tokens, purpose, caching,
+                                  placeholder=placeholder)  # fmt: skip
         if (hit := self._before_start(spec, key, caching)) is not None:
             return hit
         bound = await self.bind(spec, settings)
         return await self._flight(spec, bound, key, request, send, settings, purpose, caching)
+
+    def _forecast(self, spec: ModelSpec, key: str, asked: dict[str, Any], max_tokens: int | None, purpose: str,
+                  caching: bool, *, schema: dict[str, Any] | None = None,
+                  placeholder: Callable[[str], dict[str, Any]] | None = None) -> Completion:  # fmt: skip
+        """A forecast's call (see :mod:`forecast`): free when cached, else counted and answered by a placeholder,
+        which is stored (in the forecast's scratch store) so that an identical call is counted as cached."""
+        forecast = self.spending.forecast
+        assert forecast is not None
+        if caching and (row := self.store.cached_call(key)) is not None:
+            forecast.cached(purpose, spec.name)
+            self.cache_hits += 1
+            return _completion_from_row(row, cached=True)
+        forecast.plan(self.store, spec.provider, spec.name, purpose, asked, max_tokens)
+        text, payload = forecast.placeholder(self.store, purpose, spec.name, schema)
+        if payload is None and placeholder is not None:
+            payload = placeholder(text)
+        response = {"text": text, "finish_reason": "stop", "backend": "forecast", "failed_attempts": []}
+        if payload is not None:
+            response["payload"] = payload
+        call_id = self.store.record_call(
+            cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name, provider=spec.provider,
+            request={"forecast": True}, response_text=text, response=response, status="ok", attempts=0,
+            latency_s=0.0, cost_usd=0.0,
+        )  # fmt: skip
+        return Completion(text=text, model=spec.name, call_id=call_id, cached=False, latency_s=0.0, cost_usd=0.0,
+                          attempts=0, finish_reason="stop", payload=payload)  # fmt: skip
 
     def _before_start(self, spec: ModelSpec, key: str, caching: bool) -> Completion | None:
         """The cached answer of a local model not started yet: its server starts on the first call the cache does
@@ -398,62 +382,90 @@ class LLM:
         failed: list[FailedAttempt[_Failure]] = []
         error: tuple[_Failure, float] | None = None
         started = time.perf_counter()
+        reservation, paid = 0.0, None
 
         async def attempt() -> Any:
             nonlocal started
             started = time.perf_counter()
             return await send()
 
-        # The connection slot is taken before the cache look-up, so that a burst of
-        # thousands of queued calls does not delay the first requests (it spreads the
-        # look-up work over the run); backoff sleeps keep the slot, easing a 429 storm.
-        async with bound.semaphore:
-            if caching:
-                row = self.store.cached_call(key)
-                if row is not None:
-                    self.cache_hits += 1
-                    return _completion_from_row(row, cached=True)
-            retrying = RetryPolicy(max_retries=settings.max_retries).async_retrying(classify, on_failure=failed.append)
-            try:
-                raw = await retrying(attempt)
-            except Exception as exc:  # noqa: BLE001 - every provider error was classified by the policy
-                if not failed or failed[-1].error is not exc:
-                    raise
-                error = (failed[-1].judgement, time.perf_counter() - started)
-        latency = time.perf_counter() - started
-        failures = [f"attempt {f.number}: {f.judgement.kind}: {f.judgement.message}" for f in failed]
-        attempts = len(failed) + (error is None)
-        # let a call waiting for this connection slot send its request before the bookkeeping below
-        await asyncio.sleep(0)
-        if error is not None:
-            failure, latency = error
+        try:
+            # The connection slot is taken before the cache look-up, so that a burst of
+            # thousands of queued calls does not delay the first requests (it spreads the
+            # look-up work over the run); backoff sleeps keep the slot, easing a 429 storm.
+            async with bound.semaphore:
+                if caching:
+                    row = self.store.cached_call(key)
+                    if row is not None:
+                        self.cache_hits += 1
+                        return _completion_from_row(row, cached=True)
+                # under a cost cap, what the call may cost is held before it starts (CostCapReached: nothing is sent)
+                reservation = self._reserve(spec, bound, request, settings, purpose)
+                retrying = RetryPolicy(max_retries=settings.max_retries).async_retrying(classify,
+                                                                                        on_failure=failed.append)
+                try:
+                    raw = await retrying(attempt)
+                except Exception as exc:
+                    if not failed or failed[-1].error is not exc:
+                        raise
+                    error = (failed[-1].judgement, time.perf_counter() - started)
+            latency = time.perf_counter() - started
+            failures = [f"attempt {f.number}: {f.judgement.kind}: {f.judgement.message}" for f in failed]
+            attempts = len(failed) + (error is None)
+            # let a call waiting for this connection slot send its request before the bookkeeping below
+            await asyncio.sleep(0)
+            if error is not None:
+                failure, latency = error
+                call_id = self.store.record_call(
+                    cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
+                    provider=spec.provider, request=request, status="error",
+                    error="; ".join(failures), attempts=attempts, latency_s=latency,
+                )  # fmt: skip
+                raise LLMError(failure.kind, failure.message, attempts=attempts, call_id=call_id)
+
+            self.calls_made += 1
+            cost = self.prices.cost(spec.name, raw.prompt_tokens, raw.completion_tokens, raw.cached_tokens)
+            if cost is not None and raw.price_factor != 1.0:
+                cost *= raw.price_factor
+            paid = cost
+            total = raw.prompt_tokens + raw.completion_tokens
+            response = {"text": raw.text, "reasoning": raw.reasoning, "finish_reason": raw.finish_reason,
+                        "model": raw.model, "backend": bound.backend.name, "failed_attempts": failures}  # fmt: skip
+            if raw.payload is not None:
+                response["payload"] = raw.payload
+            if raw.price_factor != 1.0:
+                response["price_factor"] = raw.price_factor
             call_id = self.store.record_call(
                 cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
-                provider=spec.provider, request=request, status="error",
-                error="; ".join(failures), attempts=attempts, latency_s=latency,
+                provider=spec.provider, request=request, response_text=raw.text, response=response,
+                status="ok", attempts=attempts, prompt_tokens=raw.prompt_tokens,
+                completion_tokens=raw.completion_tokens, reasoning_tokens=raw.reasoning_tokens,
+                total_tokens=total, latency_s=latency, cost_usd=cost,
             )  # fmt: skip
-            raise LLMError(failure.kind, failure.message, attempts=attempts, call_id=call_id)
+            return Completion(
+                text=raw.text, model=spec.name, call_id=call_id, cached=False, reasoning=raw.reasoning,
+                prompt_tokens=raw.prompt_tokens, completion_tokens=raw.completion_tokens,
+                reasoning_tokens=raw.reasoning_tokens, total_tokens=total, latency_s=latency,
+                cost_usd=cost, attempts=attempts, finish_reason=raw.finish_reason, payload=raw.payload,
+            )  # fmt: skip
+        finally:
+            if reservation or paid:
+                self.spending.settle(reservation, paid)
 
-        self.calls_made += 1
-        cost = self.prices.cost(spec.name, raw.prompt_tokens, raw.completion_tokens, raw.cached_tokens)
-        total = raw.prompt_tokens + raw.completion_tokens
-        response = {"text": raw.text, "reasoning": raw.reasoning, "finish_reason": raw.finish_reason,
-                    "model": raw.model, "backend": bound.backend.name, "failed_attempts": failures}  # fmt: skip
-        if raw.payload is not None:
-            response["payload"] = raw.payload
-        call_id = self.store.record_call(
-            cache_key=key, run_id=self.run_id, purpose=purpose, model=spec.name,
-            provider=spec.provider, request=request, response_text=raw.text, response=response,
-            status="ok", attempts=attempts, prompt_tokens=raw.prompt_tokens,
-            completion_tokens=raw.completion_tokens, reasoning_tokens=raw.reasoning_tokens,
-            total_tokens=total, latency_s=latency, cost_usd=cost,
-        )  # fmt: skip
-        return Completion(
-            text=raw.text, model=spec.name, call_id=call_id, cached=False, reasoning=raw.reasoning,
-            prompt_tokens=raw.prompt_tokens, completion_tokens=raw.completion_tokens,
-            reasoning_tokens=raw.reasoning_tokens, total_tokens=total, latency_s=latency,
-            cost_usd=cost, attempts=attempts, finish_reason=raw.finish_reason, payload=raw.payload,
-        )  # fmt: skip
+    def _reserve(self, spec: ModelSpec, bound: _Bound, request: dict[str, Any], settings: GenerateSettings,
+                 purpose: str) -> float:
+        """Hold a call's most likely high cost under the command's cost cap (0 without a cap)."""
+        if self.spending.max_cost is None:
+            return 0.0
+        from theorembench.llm.forecast import plan_call, reserve_cost
+        from theorembench.store.history import output_history
+
+        # the token cap bounds the reply (reasoning included), so a call never costs more than it held; without
+        # one, the stage's history says how long a reply runs
+        history = None if settings.max_tokens else output_history(self.store, spec.name, purpose)
+        plan = plan_call(spec.provider, spec.name, request, settings.max_tokens, history)
+        factor = getattr(bound.backend, "price_factor", 1.0)  # a provider batch's price, where the call is batched
+        return self.spending.reserve(spec.name, reserve_cost(self.prices, spec.name, plan, factor))
 
     # -- structured output -------------------------------------------------------
 
@@ -476,14 +488,3 @@ class LLM:
         """
         return await ask_for_json(self, model, messages, schema, settings, purpose=purpose, sample=sample,
                                   repair_attempts=repair_attempts)  # fmt: skip
-
-
-def _completion_from_row(row: Any, *, cached: bool) -> Completion:
-    response = json.loads(row["response"]) if row["response"] else {}
-    return Completion(
-        text=row["response_text"] or "", model=row["model"], call_id=row["id"], cached=cached,
-        reasoning=response.get("reasoning"), prompt_tokens=row["prompt_tokens"],
-        completion_tokens=row["completion_tokens"], reasoning_tokens=row["reasoning_tokens"],
-        total_tokens=row["total_tokens"], latency_s=row["latency_s"], cost_usd=row["cost_usd"],
-        attempts=row["attempts"], finish_reason=response.get("finish_reason"), payload=response.get("payload"),
-    )  # fmt: skip

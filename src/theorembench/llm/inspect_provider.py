@@ -129,7 +129,11 @@ class LedgeredModelAPI(ModelAPI):
             calls[:] = [call] if call is not None else []
             return raw
 
-        done = await self.llm.exchange(self.spec, identity, request, send, self.transport, purpose=self.purpose)
+        def placeholder(text: str) -> dict[str, Any]:  # a forecast's stand-in answer
+            return {"output": ModelOutput.from_content(self.spec.name, text).model_dump(mode="json", exclude_none=True)}
+
+        done = await self.llm.exchange(self.spec, identity, request, send, self.transport, purpose=self.purpose,
+                                       max_tokens=config.max_tokens, placeholder=placeholder)  # fmt: skip
         output = ModelOutput.model_validate((done.payload or {})["output"])
         output.usage = reasoning_in_output(output.usage, self.spec.provider)  # also an answer cached before
         for choice in output.choices:

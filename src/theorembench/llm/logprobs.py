@@ -193,7 +193,7 @@ class LogprobsClient:
                   "provider": spec.provider, "request": request}  # fmt: skip
         retrying = RetryPolicy(max_retries=self.retries, backoff_max_s=30.0).async_retrying(
             _judge, on_failure=failed.append)  # fmt: skip
-        failures = lambda: [f"attempt {f.number}: {f.error}" for f in failed]  # noqa: E731
+        failures = lambda: [f"attempt {f.number}: {f.error}" for f in failed]
         try:
             data = await retrying(attempt)
         except (_Transient, LogprobsError) as exc:
@@ -226,7 +226,7 @@ class LogprobsClient:
         try:
             async with self._session.post(url, data=body, headers=headers, timeout=timeout) as resp:
                 status, text, after = resp.status, await resp.text(), retry_after_seconds(resp.headers)
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             raise _Transient(f"{url}: {type(exc).__name__}: {exc}") from None
         if status < 300:
             try:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from theorembench.common.errors import UserError
-from theorembench.sandbox.probe import FULL, Probe, probe
+from theorembench.sandbox.probe import CONTAINER, CONTAINER_FULL, FULL, Probe, probe
 from theorembench.sandbox.settings import ACCEPT_ENV, accept_from_settings, settings_path
 
 ACCEPT_OPTION = "--accept-weak-isolation"
@@ -64,10 +64,16 @@ def weak_isolation_accepted(accept: bool | None = None) -> bool:
     return accept_from_settings()
 
 
+def full_layers(layers: Iterable[str]) -> tuple[str, ...]:
+    """What full isolation means for a run with these layers: a container's (``docker``, ``k8s``: see
+    :mod:`containers`) when they come from a container, else the theorembench sandbox's."""
+    return CONTAINER_FULL if CONTAINER in layers else FULL
+
+
 def describe(layers: Iterable[str], accepted: bool = False) -> dict[str, Any]:
     """The isolation record of a run with these layers."""
     layers = list(layers)
-    missing = [x for x in FULL if x not in layers]
+    missing = [x for x in full_layers(layers) if x not in layers]
     return {"layers": layers, "full": not missing, "missing": missing,
             "weak_isolation_accepted": bool(missing) and accepted}  # fmt: skip
 
@@ -86,7 +92,11 @@ def combine(records: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] | Non
     if not found:
         return dict(given[0]) if given else None
     layers = [x for x in found[0]["layers"] if all(x in r["layers"] for r in found)]
-    return describe(layers, any(r.get("weak_isolation_accepted") for r in found))
+    out = describe(layers, any(r.get("weak_isolation_accepted") for r in found))
+    providers = {r.get("provider") for r in found}
+    if len(providers) == 1 and None not in providers:  # all in one container provider: say which
+        out = {k: found[0][k] for k in ("provider", "level") if k in found[0]} | out
+    return out
 
 
 def summary_line(record: Mapping[str, Any] | None) -> str:
@@ -95,10 +105,11 @@ def summary_line(record: Mapping[str, Any] | None) -> str:
         return "not recorded"
     if record.get("used") is False:
         return f"not used ({record.get('reason', 'no sandboxed code')})"
+    where = f"{record['provider']} {record.get('level', 'container')}, " if record.get("provider") else ""
     if record["full"]:
-        return f"full ({len(record['layers'])} layers: {', '.join(record['layers'])})"
+        return f"full ({where}{len(record['layers'])} layers: {', '.join(record['layers'])})"
     how = f"accepted with {ACCEPT_OPTION}" if record.get("weak_isolation_accepted") else "NOT accepted"
-    return f"WEAK: missing {', '.join(record['missing'])}; layers {', '.join(record['layers'])} ({how})"
+    return f"WEAK: {where}missing {', '.join(record['missing'])}; layers {', '.join(record['layers'])} ({how})"
 
 
 def check(accept: bool | None = None, *, purpose: str = "sandboxed code") -> Probe:

@@ -21,6 +21,12 @@ from theorembench.sandbox.execute import execute
 
 FULL = ("userns", "netns", "pidns", "ipcns", "utsns", "mountns(bwrap)", "nproc", "seccomp", "no-new-privs",
         "rlimits", "clean-env", "new-session")  # fmt: skip
+# a run in a container of Inspect's docker or k8s provider (see :mod:`containers`): full when the container has no
+# network interface but loopback, runs as a non-root user without capabilities, under no-new-privs and a seccomp
+# filter, with a process and a memory limit (all read from inside, like the layers above)
+CONTAINER = "container"
+CONTAINER_FULL = (CONTAINER, "no-network", "non-root", "no-capabilities", "no-new-privs", "seccomp", "pids-limit",
+                  "memory-limit")  # fmt: skip
 _INSPECT = r"""
 import os, resource, socket, sys, threading
 def threads():  # with a process limit of 8, fewer than 16 threads start

@@ -3,6 +3,8 @@
 Looked up at ``$THEOREMBENCH_SANDBOX_CONFIG`` or ``<home>/sandbox.toml``; the environment variable
 ``THEOREMBENCH_ACCEPT_WEAK_ISOLATION`` (1/0, true/false) wins over the file. Without either, the
 sandbox refuses to run below full isolation (see :mod:`policy` for the options that win over both).
+``image`` (or ``$THEOREMBENCH_SANDBOX_IMAGE``) and ``k8s_values`` configure ``--sandbox docker`` and
+``--sandbox k8s`` (:mod:`containers`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 class _Sandbox(Section):
     accept_weak_isolation: bool = Field(False, description="run model-written code even below full isolation "
                                                            "(namespaces, seccomp, process limit): rlimits only")  # fmt: skip
+    image: str = Field("python:3.11-slim", description="the image of --sandbox docker's containers (it needs sh, "
+                                                       "timeout and python3, with the packages the code imports)")
+    k8s_values: str = Field("", description="a Helm values file for --sandbox k8s (empty: the chart's defaults)")
 
 
 class SandboxSettings(Settings):

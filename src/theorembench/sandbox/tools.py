@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from typing import Any
 
 from theorembench.sandbox.runner import run_sandboxed
 
@@ -64,6 +65,18 @@ def host_tool(exe: str, timeout_s: float = 120.0) -> dict:
 def tool_runs_inside(exe: str) -> bool:
     """Whether the host tool ``exe`` (sage, gap, gp) is installed and really runs inside the sandbox."""
     return bool(host_tool(exe)["inside"])
+
+
+def packages_in(box: Any, timeout_s: float = 60.0) -> dict:
+    """Python's version and the packages importable in another sandbox (``box.run``: a docker or k8s one)."""
+    script = _CHECK % (PYTHON_PACKAGES,)
+    script = script.replace("print(json.dumps(out))", "out['python'] = __import__('platform').python_version()\n"
+                                                      "print(json.dumps(out))")  # fmt: skip
+    res = box.run(script=script, timeout_s=timeout_s)
+    try:
+        return dict(json.loads(res.stdout))
+    except ValueError:
+        return {"python": None, **{name: None for name in PYTHON_PACKAGES}}
 
 
 def tool_manifest(timeout_s: float = 60.0) -> dict:

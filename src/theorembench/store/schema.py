@@ -407,4 +407,30 @@ web_flags = sa.Table(
     sqlite_autoincrement=True,
 )  # fmt: skip
 
+# -- provider batches (revision 0007): a batch is recorded before it is polled, so a killed run never pays twice --
+
+llm_batches = sa.Table(
+    "llm_batches", metadata,
+    sa.Column("id", _text, primary_key=True),  # ours, recorded before the provider is asked
+    sa.Column("provider", _text, nullable=False),
+    sa.Column("endpoint", _text, nullable=False),
+    sa.Column("model", _text, nullable=False),
+    sa.Column("remote_id", _text),  # the provider's batch id, once it made the batch
+    sa.Column("input_file", _text),
+    sa.Column("status", _text, nullable=False),  # submitting | pending | ended | failed
+    _count("n_requests"),
+    _json("detail", "{}"),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("updated_at", _time, nullable=False),
+    sa.Index("llm_batches_status", "status"),
+)  # fmt: skip
+
+llm_batch_requests = sa.Table(
+    "llm_batch_requests", metadata,
+    sa.Column("batch_id", _text, sa.ForeignKey("llm_batches.id"), primary_key=True),
+    sa.Column("custom_id", _text, primary_key=True),
+    sa.Column("cache_key", _text, nullable=False),
+    sa.Index("llm_batch_requests_key", "cache_key"),
+)  # fmt: skip
+
 TABLES: dict[str, sa.Table] = dict(metadata.tables)

@@ -4,11 +4,13 @@ The store work is in plain functions (:func:`create_question`, :func:`save_quest
 :func:`visible_questions`, :func:`people`); the routes add the policy and the forms. A question written
 here is a problem of the improof catalogue whose row's ``author`` is the web user's id and whose content
 names the author by email; versions are only ever added, status moves follow the catalogue's workflow.
+A draft may be saved incomplete (no solution or ratings yet); it must be complete to be sent for review.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from fastapi import FastAPI
@@ -23,7 +25,14 @@ from theorembench.store.improof import Conflict, ImproofRepo
 from theorembench.web import jobs, reviews
 from theorembench.web.context import Ctx, PageError, guard, page, redirect
 from theorembench.web.policy import QUESTION_RULES, Subject, allowed, roles_of
-from theorembench.web.question_form import DIFFICULTY_HELP, QuestionForm, blank_form, from_payload, read_form
+from theorembench.web.question_form import (
+    DIFFICULTY_HELP,
+    QuestionForm,
+    blank_form,
+    from_payload,
+    missing_for_review,
+    read_form,
+)
 
 PIPELINE = ("draft", "under_review", "approved", "active")
 STATUS_LABELS = {"draft": "Draft", "under_review": "Under review", "approved": "Approved", "active": "Active",
@@ -44,8 +53,17 @@ def _problem(pid: str, content: dict[str, Any]) -> Problem:
     return Problem(id=pid, **content)
 
 
+def _content(pid: str, form: QuestionForm, author: str | None) -> dict[str, Any]:
+    """What a version stores: a complete form's content as the catalogue's model reads it; an incomplete draft's
+    as the draft checks left it (the model's checks come when it is sent for review)."""
+    content = form.content(author)
+    if replace(form, errors={}).check():
+        return content
+    return _problem(pid, content).content()
+
+
 def create_question(store: Store, form: QuestionForm, *, uid: str, author_name: str) -> str:
-    """Store a checked form as a new draft by ``uid`` (named ``author_name`` in the content); returns its id.
+    """Store a form that passed the draft checks as a new draft by ``uid`` (named ``author_name`` in the content); returns its id.
 
     The id is the title's slug, with ``-2``, ``-3``, ... appended when taken.
     """
@@ -55,9 +73,9 @@ def create_question(store: Store, form: QuestionForm, *, uid: str, author_name: 
         pid = base if n == 1 else f"{base}-{n}"
         if repo.problem(pid) is not None:
             continue
-        problem = _problem(pid, form.content(author_name))
+        payload = _content(pid, form, author_name)
         try:
-            repo.create_problem(pid, status="draft", author=uid, payload=problem.content(), actor=uid,
+            repo.create_problem(pid, status="draft", author=uid, payload=payload, actor=uid,
                                 note=form.note.strip() or "created")  # fmt: skip
         except Conflict:
             continue  # someone took this id meanwhile: try the next one
@@ -66,7 +84,7 @@ def create_question(store: Store, form: QuestionForm, *, uid: str, author_name: 
 
 
 def save_question(store: Store, pid: str, form: QuestionForm, *, uid: str, base_version: int | None) -> int:
-    """Add a version with a checked form's content; returns its number (the current one when nothing changed).
+    """Add a version with the content of a form that passed the draft checks; returns its number (the current one when nothing changed).
 
     ``base_version`` is the version the editor showed: a different current version raises :class:`StaleVersion`.
     """
@@ -78,7 +96,7 @@ def save_question(store: Store, pid: str, form: QuestionForm, *, uid: str, base_
     if base_version is not None and base_version != row["current_version"]:
         raise StaleVersion(f"this question has a newer version ({row['current_version']}) than the one you edited "
                            f"({base_version}): open the editor again and redo your changes there")  # fmt: skip
-    content = _problem(pid, form.content(current["payload"].get("author"))).content()
+    content = _content(pid, form, current["payload"].get("author"))
     if content == current["payload"]:
         return int(row["current_version"])
     return repo.add_version(pid, content, author=row["author"], actor=uid, note=form.note.strip())
@@ -94,6 +112,13 @@ def move_status(store: Store, pid: str, to: str, *, actor: str, note: str = "", 
     allowed_targets = ADMIN_MOVES if admin else ("under_review",)
     if to not in allowed_targets:
         raise UserError(f"choose a new status among: {', '.join(STATUS_LABELS[s] for s in allowed_targets)}")
+    repo = ImproofRepo(store)
+    row = repo.problem(pid)
+    if to in ("under_review", "approved", "active") and row is not None and row["status"] == "draft":
+        found = repo.version(pid)
+        missing = missing_for_review(found["payload"]) if found else []
+        if missing:
+            raise UserError("the question is not complete yet: fill in " + ", ".join(missing) + " in the editor")
     if to == "approved":
         blocker = reviews.approval_blocker(store, pid)
         if blocker is not None:
@@ -236,7 +261,7 @@ def register(app: FastAPI) -> None:
     @app.post("/questions/new", response_class=HTMLResponse)
     def question_new(ctx: Ctx = guard("question_new")) -> Response:
         form = read_form(ctx.form)
-        if form.check():
+        if form.check(draft=True):
             return _editor(ctx, form, 400, message="Some fields need attention: see the messages below.")
         try:
             pid = create_question(ctx.repo.store, form, uid=ctx.uid, author_name=_author_name(ctx))
@@ -259,7 +284,7 @@ def register(app: FastAPI) -> None:
         problem, _ = ctx.question(pid)
         form = read_form(ctx.form)
         base = _base_version(ctx.form.get("base_version"))
-        if form.check():
+        if form.check(draft=True):
             return _editor(ctx, form, 400, pid=pid, base_version=base,
                            message="Some fields need attention: see the messages below.")  # fmt: skip
         try:

@@ -27,6 +27,7 @@ from typing import Any
 
 from theorembench.methods.improof import grading_queue
 from theorembench.methods.improof.grades import (
+    INDICATORS,
     Grade,
     StaleGrade,
     correct_grade,
@@ -202,9 +203,18 @@ def _blank(value: str | None) -> str:
     return "" if value is None or value.strip() in ("", "None", "null") else value.strip()
 
 
-def save(store: Store, slot: Slot, grader: str, values: dict[str, str], *, open_problem: bool) -> Grade:
+def missing_for_complete(progress: str | None, indicators: dict[str, Any]) -> list[str]:
+    """What a grade marked complete still lacks: ``progress`` and the names of unset indicators, in page order."""
+    return (["progress"] if progress is None else []) + [n for n in INDICATORS if n not in indicators]
+
+
+def save(store: Store, slot: Slot, grader: str, values: dict[str, str], *,
+         open_problem: bool) -> tuple[Grade, list[str]]:  # fmt: skip
     """Save the grader's grade of one slot from the page's fields (strings): the grade itself before the reveal,
-    a correction beside it after; :class:`BadGrade` or :class:`StaleGrade` (nothing written) when it cannot be."""
+    a correction beside it after; :class:`BadGrade` or :class:`StaleGrade` (nothing written) when it cannot be.
+
+    Returns the saved grade and what it lacks to be complete: a grade marked complete too early is saved as
+    incomplete, with everything that was given, and the missing fields are returned (else the list is empty)."""
     try:
         revision = int(_blank(values.get("revision")) or "0")
         indicators = json.loads(_blank(values.get("indicators")) or "{}")
@@ -213,9 +223,13 @@ def save(store: Store, slot: Slot, grader: str, values: dict[str, str], *, open_
     if not isinstance(indicators, dict):
         raise BadGrade("indicators must be a JSON object")
     existing = slot.shown  # read with the slot, in this request
-    row = {"answer_id": slot.answer_id, "grader": grader, "progress": _blank(values.get("progress")) or None,
-           "indicators": indicators, "comment": values.get("comment") or "",
-           "status": _blank(values.get("status")) or "incomplete", "notes": existing.notes if existing else ""}
+    progress = _blank(values.get("progress")) or None
+    status = _blank(values.get("status")) or "incomplete"
+    given = {k: v for k, v in indicators.items() if v not in (None, "")}
+    missing = missing_for_complete(progress, given) if status == "complete" else []
+    row = {"answer_id": slot.answer_id, "grader": grader, "progress": progress, "indicators": indicators,
+           "comment": values.get("comment") or "", "status": "incomplete" if missing else status,
+           "notes": existing.notes if existing else ""}  # fmt: skip
     try:
         grade = grade_from_row(row)
     except ValueError as exc:
@@ -223,8 +237,8 @@ def save(store: Store, slot: Slot, grader: str, values: dict[str, str], *, open_
     if grade.indicators.get("correct_result") == "na" and not open_problem:
         raise BadGrade("N/A for Correct Result is only for open problems")
     if slot.frozen:
-        return correct_grade(store, grade, expected_revision=revision)
-    return save_grade(store, grade, expected_revision=revision)
+        return correct_grade(store, grade, expected_revision=revision), missing
+    return save_grade(store, grade, expected_revision=revision), missing
 
 
 def current_grade(store: Store, slot: Slot, grader: str) -> dict[str, Any]:

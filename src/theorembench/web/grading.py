@@ -4,7 +4,8 @@ What a grader may see is decided in :mod:`theorembench.web.blind`: aliases only,
 their answers for the question are final; from then on their grades there are frozen and a save is
 kept as a correction (``"correction": true`` in the answer). The save routes take JSON from
 ``static/grading.js`` and answer JSON: ``{"revision": n, ...}``, or 409 with the stored values when the
-page's revision is stale.
+page's revision is stale. A grade marked complete before every field is set is saved as incomplete, and the
+answer adds ``"missing"``: the fields still to fill in, named as the page labels them.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ INDICATORS = (
     ("insight", "Insight", "Contains an idea or approach a mathematician would find worth noting."),
     ("usefulness", "Usefulness", "Would help someone working on or learning this problem."),
 )  # fmt: skip
+FIELD_LABELS = {"progress": "Overall progress"} | {name: label for name, label, _ in INDICATORS}
 CHOICES = (("true", "True"), ("false", "False"), ("not_sure", "Not sure"))
 STATUS_LABELS = (("incomplete", "Incomplete"), ("complete", "Complete"), ("given_up", "Given up"))
 
@@ -104,7 +106,7 @@ def register(app: FastAPI) -> None:
             return _json(ctx, {"error": str(exc)}, 400)
         except StaleGrade:
             assignment = GradingRepo(store).assignment(pid, ctx.uid)
-            return _json(ctx, {"error": "Your notes were changed elsewhere since this page was loaded: reload it.",
+            return _json(ctx, {"error": "Your notes were changed elsewhere since this page was loaded: keep yours, take theirs or merge.",
                                "current": {"notes": assignment["notes"] or "",
                                            "revision": assignment["notes_revision"]}}, 409)  # fmt: skip
         return _json(ctx, {"revision": revision})
@@ -129,17 +131,22 @@ def register(app: FastAPI) -> None:
         found = _slots(ctx, pid)
         slot = _slot(found, alias)
         try:
-            grade = blind.save(store, slot, _grader(ctx), ctx.form, open_problem=subject.open_problem)
+            grade, missing = blind.save(store, slot, _grader(ctx), ctx.form, open_problem=subject.open_problem)
         except blind.BadGrade as exc:
             return _json(ctx, {"error": str(exc)}, 400)
         except StaleGrade:
-            return _json(ctx, {"error": f"Answer {alias} was saved elsewhere since this page was loaded: reload it.",
+            return _json(ctx, {"error": f"Answer {alias} was saved elsewhere since this page was loaded: keep yours, take theirs or merge.",
                                "current": blind.current_grade(store, slot, _grader(ctx))}, 409)  # fmt: skip
         if slot.frozen:
             slot.correction = grade
         else:
             slot.grade = grade
-        return _json(ctx, {"revision": grade.revision, "status": grade.status, "all_final": blind.all_final(found),
-                           "correction": slot.frozen})  # fmt: skip
+        body = {"revision": grade.revision, "status": grade.status, "all_final": blind.all_final(found),
+                "correction": slot.frozen}  # fmt: skip
+        if missing:
+            labels = [FIELD_LABELS[name] for name in missing]
+            body |= {"missing": [{"name": n, "label": FIELD_LABELS[n]} for n in missing],
+                     "message": "Saved, but not yet complete: fill in " + ", ".join(labels) + "."}  # fmt: skip
+        return _json(ctx, body)
 
     admin_grading.register(app)

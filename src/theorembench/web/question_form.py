@@ -52,8 +52,12 @@ class QuestionForm:
     def tag_list(self) -> list[str]:
         return list(dict.fromkeys(t.strip() for t in self.tags.split(",") if t.strip()))
 
-    def check(self) -> dict[str, str]:
-        """Fill :attr:`errors` (field name → message) and return it; empty when the form is good."""
+    def check(self, *, draft: bool = False) -> dict[str, str]:
+        """Fill :attr:`errors` (field name → message) and return it; empty when the form is good.
+
+        ``draft``: the checks for saving a draft, which may still lack its statement, solution, ratings and the
+        subquestions' texts and answers; what is typed must still be valid. The full checks apply when the
+        question is sent for review (:func:`missing_for_review`)."""
         errors: dict[str, str] = {}
         if not self.title.strip():
             errors["title"] = "Give the question a title."
@@ -64,7 +68,8 @@ class QuestionForm:
         for name, label in (("statement", "statement"), ("solution", "reference solution")):
             text = getattr(self, name)
             if not text.strip():
-                errors[name] = f"Write the {label}."
+                if not draft:
+                    errors[name] = f"Write the {label}."
             elif len(text) > MAX_CHARS:
                 errors[name] = f"The {label} may have at most {MAX_CHARS} characters."
         tags = self.tag_list
@@ -74,24 +79,26 @@ class QuestionForm:
             errors["tags"] = f"A tag may have at most {MAX_TAG} characters."
         for name in DIFFICULTY:
             value = self.difficulty.get(name, "").strip()
-            if value not in ("1", "2", "3", "4", "5"):
+            if value not in ("1", "2", "3", "4", "5") and not (draft and not value):
                 errors[f"difficulty-{name}"] = "Choose a rating from 1 (low) to 5 (high)."
         if len(self.subquestions) > MAX_SUBQUESTIONS:
             errors["subquestions"] = f"Use at most {MAX_SUBQUESTIONS} subquestions."
         for i, sub in enumerate(self.subquestions):
-            errors.update(_check_sub(i, sub))
+            errors.update(_check_sub(i, sub, draft=draft))
         if len(self.note) > MAX_NOTE:
             errors["note"] = f"The note may have at most {MAX_NOTE} characters."
         self.errors = errors
         return errors
 
     def content(self, author: str | None) -> dict[str, Any]:
-        """The problem content (title, statement, solution, tags, difficulty, author, subquestions) of a good form."""
+        """The problem content (title, statement, solution, tags, difficulty, author, subquestions) of a good form;
+        a draft's leaves out the ratings not given yet."""
         subs = [{"text": s["text"].strip(), "answer": s["answer"].strip(), "kind": s["kind"],
                  "points": _number(s["points"]) or 1.0, "rationale": s["rationale"].strip()}
                 for s in self.subquestions]  # fmt: skip
         return {"title": self.title.strip(), "statement": self.statement, "solution": self.solution,
-                "tags": self.tag_list, "difficulty": {n: int(self.difficulty[n]) for n in DIFFICULTY},
+                "tags": self.tag_list,
+                "difficulty": {n: int(self.difficulty[n]) for n in DIFFICULTY if self.difficulty.get(n, "").strip()},
                 "author": author, "subquestions": subs}  # fmt: skip
 
 
@@ -103,19 +110,22 @@ def _number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _check_sub(i: int, sub: Mapping[str, str]) -> dict[str, str]:
-    """One subquestion row's errors: text and answer needed, a known kind, points > 0, an answer of that kind."""
+def _check_sub(i: int, sub: Mapping[str, str], *, draft: bool = False) -> dict[str, str]:
+    """One subquestion row's errors: text and answer needed (not yet in a draft), a known kind, points > 0, an
+    answer of that kind."""
     errors: dict[str, str] = {}
     at = f"sub-{i}-"
     if not sub["text"].strip():
-        errors[at + "text"] = "Write the subquestion."
+        if not draft:
+            errors[at + "text"] = "Write the subquestion."
     elif len(sub["text"]) > MAX_CHARS:
         errors[at + "text"] = f"The subquestion may have at most {MAX_CHARS} characters."
     answer = sub["answer"].strip()
     if sub["kind"] not in KINDS:
         errors[at + "kind"] = f"Choose how the answer is checked: one of {', '.join(KINDS)}."
     if not answer:
-        errors[at + "answer"] = "Give the expected answer."
+        if not draft:
+            errors[at + "answer"] = "Give the expected answer."
     elif len(answer) > 2_000:
         errors[at + "answer"] = "The expected answer may have at most 2000 characters."
     elif sub["kind"] == "integer" and not _INTEGER.match(clean(answer)):
@@ -169,3 +179,20 @@ def from_payload(payload: Mapping[str, Any]) -> QuestionForm:
 def blank_form() -> QuestionForm:
     """A new question's editor: empty fields and one empty subquestion row."""
     return QuestionForm(subquestions=[{"text": "", "answer": "", "kind": "integer", "points": "1", "rationale": ""}])
+
+
+def _field_label(key: str) -> str:
+    """A form field's name as the editor labels it: ``difficulty-insight`` → "the Insight rating"."""
+    if key.startswith("difficulty-"):
+        return f"the {key.removeprefix('difficulty-').capitalize()} rating"
+    m = re.match(r"^sub-(\d+)-(\w+)$", key)
+    if m:
+        part = {"text": "text", "answer": "expected answer", "kind": "answer kind", "points": "points",
+                "rationale": "rationale"}[m[2]]  # fmt: skip
+        return f"the {part} of subquestion {int(m[1]) + 1}"
+    return {"solution": "the reference solution", "subquestions": "the subquestions"}.get(key, f"the {key}")
+
+
+def missing_for_review(payload: Mapping[str, Any]) -> list[str]:
+    """What a stored draft lacks before it can be sent for review, named as the editor labels it (empty: ready)."""
+    return [_field_label(key) for key in from_payload(payload).check()]

@@ -26,10 +26,11 @@ from typing import Any
 from theorembench.common.digest import json_digest
 from theorembench.common.outputs import write_json
 from theorembench.common.progress import OnCount
+from theorembench.common.shard import Shard
 from theorembench.common.stats import Estimate
 from theorembench.evaluate.cutoff import Selection
-from theorembench.evaluate.inspect_log import LogSample, default_log_dir, write_inspect_log
 from theorembench.evaluate.mcq import protocol
+from theorembench.evaluate.mcq.documents import output_doc, write_log
 from theorembench.evaluate.mcq.items import Dataset, Item
 from theorembench.evaluate.mcq.protocol import Presented, extract_answer, messages, shuffle_options
 from theorembench.evaluate.mcq.released import released_results
@@ -37,6 +38,7 @@ from theorembench.evaluate.mcq.summary import sketch_gain, summarize
 from theorembench.evaluate.result import EvalResult
 from theorembench.evaluate.samples import Sample, Scored, run_samples
 from theorembench.evaluate.scorecard import scored
+from theorembench.evaluate.shards import shard_signature
 from theorembench.llm import LLM, Completion, GenerateSettings, ModelSpec
 from theorembench.pipeline.identity import source_digest
 from theorembench.pipeline.steps import StepRunner
@@ -64,6 +66,7 @@ class MCQConfig:
     prompt_sources: dict[str, str] = field(default_factory=dict)  # where they came from (files), for the record
     preset: str | None = None  # the sampling preset the settings came from, for the record
     results_flavour: str = "theorembench"  # or "released": the authors' results file (evaluate/mcq/released.py)
+    shard: Shard | None = None  # ask only this shard's items; the results files are written by the merge
 
     def prompt_for(self, item: Item, index: int) -> tuple[Presented, list[dict[str, str]]]:
         """The item as shown (shuffled, keyed) and the messages sent for it."""
@@ -217,25 +220,21 @@ async def run_mcq_async(
     on_item: Callable[[dict[str, Any]], None] | None = None,
     selection: Selection | None = None,
 ) -> EvalResult:
-    """``selection``: the contamination guard's choice; items it does not keep are neither asked nor scored."""
+    """``selection``: the contamination guard's choice; items it does not keep are neither asked nor scored.
+    With ``cfg.shard``, only that shard's items are asked, in a run of the shard's own (resumed on its own), and
+    no results file is written: :func:`theorembench.evaluate.mcq.merge.merge_mcq` writes them from every shard."""
     spec = cfg.spec or llm.resolve(cfg.model)
-    indices = list(range(len(dataset.items)))
-    if cfg.limit is not None:
-        indices = indices[: cfg.limit]
-    if selection is not None:
-        indices = [i for i in indices if selection.keeps(dataset.items[i].id)]
+    indices = evaluated_indices(dataset, cfg, selection)
+    if cfg.shard is not None:
+        indices = [i for i in indices if cfg.shard.owns(dataset.items[i].id)]
     store.put_dataset(
         dataset.id, [(it.id, raw) for it, raw in zip(dataset.items, dataset.raw, strict=True)],
         path=str(dataset.path), name=dataset.name,
     )  # fmt: skip
     signature = cfg.signature(dataset.id, spec.endpoint)
-    run_config = {
-        "file": str(dataset.path), "dataset_id": dataset.id, "model": cfg.model, "endpoint": spec.endpoint,
-        "revision": spec.revision, "sketch": cfg.sketch, "n": cfg.n, "seed": cfg.seed, "limit": cfg.limit,
-        "prompt_style": cfg.prompt_style, "preset": cfg.preset, "prompts": cfg.prompt_sources,
-        "system_prompt": cfg.system_prompt, "user_template": cfg.user_template,
-        "settings": cfg.settings.model_dump(exclude_none=True),
-    }  # fmt: skip
+    if cfg.shard is not None:
+        signature = shard_signature(signature, cfg.shard)
+    run_config = run_config_of(cfg, dataset, spec)
     done: dict[int, dict[str, Any]] = {}
     fresh: dict[int, set[int]] = {}
     run_id = None
@@ -276,20 +275,59 @@ async def run_mcq_async(
         store.set_run_status(run_id, "interrupted")
         raise
 
-    items = {i: dataset.items[i] for i in indices}
+    counters = {"calls_made": llm.calls_made - calls_before, "cache_hits": llm.cache_hits - hits_before,
+                "resumed_items": len(done), "cost_usd_this_invocation": round(store.usage(run_id)["cost_usd"], 6)}
     ordered = {i: records[i] for i in indices}
-    summary = summarize(items, ordered, dataset.month)
-    summary["calls_made"] = llm.calls_made - calls_before
-    summary["cache_hits"] = llm.cache_hits - hits_before
-    summary["resumed_items"] = len(done)
-    summary["cost_usd_this_invocation"] = round(store.usage(run_id)["cost_usd"], 6)
+    if cfg.shard is not None:  # the shard's part is in the store; the merge writes the results of every shard
+        summary = summarize({i: dataset.items[i] for i in indices}, ordered, dataset.month) | counters
+        summary["wall_seconds"] = round(time.perf_counter() - t0, 3)
+        store.set_run_status(run_id, "finished", summary | {"shard": cfg.shard.label})
+        output = output_doc(cfg, dataset, spec, indices, ordered, summary, started_at, run_id)
+        return EvalResult(KIND, run_id, output, cfg.out or default_out_path(cfg, dataset.month), None,
+                          Estimate.from_dict(summary["score"]), calls_made=counters["calls_made"],
+                          cache_hits=counters["cache_hits"], resumed=len(done), incomplete=summary["errors"],
+                          detail={"shard": cfg.shard.label})  # fmt: skip
+    return write_results(store, cfg, dataset, spec, indices, ordered, transcripts, counters, started_at=started_at,
+                         t0=t0, run_id=run_id, selection=selection)  # fmt: skip
+
+
+def evaluated_indices(dataset: Dataset, cfg: MCQConfig, selection: Selection | None) -> list[int]:
+    """The positions of the items a run evaluates: the first ``limit``, those the guard keeps."""
+    indices = list(range(len(dataset.items)))
+    if cfg.limit is not None:
+        indices = indices[: cfg.limit]
+    if selection is not None:
+        indices = [i for i in indices if selection.keeps(dataset.items[i].id)]
+    return indices
+
+
+def run_config_of(cfg: MCQConfig, dataset: Dataset, spec: ModelSpec) -> dict[str, Any]:
+    """What a run records of its settings (``shard``: which shard of the items it asked)."""
+    return {
+        "file": str(dataset.path), "dataset_id": dataset.id, "model": cfg.model, "endpoint": spec.endpoint,
+        "revision": spec.revision, "sketch": cfg.sketch, "n": cfg.n, "seed": cfg.seed, "limit": cfg.limit,
+        "prompt_style": cfg.prompt_style, "preset": cfg.preset, "prompts": cfg.prompt_sources,
+        "system_prompt": cfg.system_prompt, "user_template": cfg.user_template,
+        "settings": cfg.settings.model_dump(exclude_none=True), "shard": cfg.shard.label if cfg.shard else None,
+    }  # fmt: skip
+
+
+def write_results(store: Store, cfg: MCQConfig, dataset: Dataset, spec: ModelSpec, indices: list[int],
+                  ordered: dict[int, dict[str, Any]], transcripts: dict[int, list[dict[str, str]]],
+                  counters: dict[str, Any], *, started_at: datetime, t0: float, run_id: str,
+                  selection: Selection | None, cost_runs: list[str] | None = None) -> EvalResult:  # fmt: skip
+    """A finished run's outputs, the same for one run and for the merge of its shards: the summary (``counters``:
+    calls made, cache hits, resumed items, cost), the results file, the Inspect log, the run's status and its
+    scorecard. ``cost_runs``: the runs whose model calls the scorecard's cost adds up (the shards')."""
+    summary = summarize({i: dataset.items[i] for i in indices}, ordered, dataset.month)
+    summary.update(counters)
     summary["wall_seconds"] = round(time.perf_counter() - t0, 3)
 
     _add_sketch_gain(store, cfg, dataset, spec, indices, ordered, summary)
     if selection is not None:  # in the summary: the results file keeps the released layout's top-level keys
         summary["cutoff"] = selection.block({r["id"]: float(bool(r["is_correct"])) for r in ordered.values()},
                                             errors=[r["id"] for r in ordered.values() if r.get("status") == "error"])
-    output = _output_doc(cfg, dataset, spec, indices, ordered, summary, started_at, run_id)
+    output = output_doc(cfg, dataset, spec, indices, ordered, summary, started_at, run_id)
     out_path = cfg.out or default_out_path(cfg, dataset.month)
     files = {}
     if cfg.results_flavour == "released":  # the authors' file where they expect it, ours beside it
@@ -301,12 +339,13 @@ async def run_mcq_async(
 
     log_path = None
     if cfg.write_log:
-        log_path = _write_log(cfg, dataset, indices, ordered, transcripts, summary, started_at, run_id)
+        log_path = write_log(cfg, dataset, indices, ordered, transcripts, summary, started_at, run_id)
     store.set_run_status(run_id, "finished", summary)
-    return scored(store, EvalResult(KIND, run_id, output, out_path, log_path, Estimate.from_dict(summary["score"]), files=files,
-                      calls_made=summary["calls_made"], cache_hits=summary["cache_hits"], resumed=len(done),
-                      incomplete=summary["errors"], detail={"cutoff": summary.get("cutoff")}), items_file=dataset.path)  # fmt: skip
-
+    detail = {"cutoff": summary.get("cutoff")} | ({"cost_runs": cost_runs} if cost_runs else {})
+    return scored(store, EvalResult(KIND, run_id, output, out_path, log_path, Estimate.from_dict(summary["score"]),
+                                    files=files, calls_made=summary["calls_made"], cache_hits=summary["cache_hits"],
+                                    resumed=summary["resumed_items"], incomplete=summary["errors"], detail=detail),
+                  items_file=dataset.path)  # fmt: skip
 
 
 def _store_item(store: Store, run_id: str, index: int, record: dict[str, Any],
@@ -334,42 +373,6 @@ def _add_sketch_gain(store: Store, cfg: MCQConfig, dataset: Dataset, spec: Model
         summary["sketch_gain"]["other_run_id"] = other["id"]
 
 
-def _output_doc(cfg: MCQConfig, dataset: Dataset, spec: ModelSpec, indices: list[int],
-                ordered: dict[int, dict[str, Any]], summary: dict[str, Any], started_at: datetime,
-                run_id: str) -> dict[str, Any]:  # fmt: skip
-    """The results file, in the released layout with theorembench's additions."""
-    all_block = summary["all"]
-    return {
-        "test_info": {
-            "date": started_at.strftime("%Y-%m-%d"),
-            "model": cfg.model,
-            "month": dataset.month,
-            "reasoning_effort": cfg.settings.reasoning_effort,
-            "max_tokens": cfg.settings.max_tokens or (cfg.settings.extra_body or {}).get("max_completion_tokens"),
-            "seed": cfg.seed,
-            "n_samples": cfg.n,
-            "total_candidates": len(dataset.items),
-            "total_tested": len(indices),
-            "timestamp": started_at.isoformat(),
-            "sketch": cfg.sketch,
-            "prompt_style": cfg.prompt_style,
-            "file": str(dataset.path),
-            "dataset_sha256": dataset.id,
-            "run_id": run_id,
-            "endpoint": spec.endpoint,
-            "revision": spec.revision,
-            "temperature": cfg.settings.temperature,
-            "top_p": cfg.settings.top_p,
-            "preset": cfg.preset,
-            "system_prompt": cfg.prompt_sources.get("system_prompt", f"theorembench ({cfg.prompt_style})"),
-            "user_template": cfg.prompt_sources.get("user_template", "released layout"),
-        },
-        "summary": summary,
-        "overall": dict(all_block),
-        "detailed_results": [ordered[i] for i in indices],
-    }
-
-
 def _resumable(store: Store, run_id: str) -> tuple[dict[int, dict[str, Any]], dict[int, set[int]]]:
     """The items a resumed run keeps (every sample answered) and, per item asked again, its unparsed samples."""
     done: dict[int, dict[str, Any]] = {}
@@ -390,40 +393,3 @@ def _first_sample_correct(store: Store, run_id: str, ids: dict[int, str]) -> dic
     """Index -> first-sample correctness in another run, for the items of ``ids`` it answered."""
     return {row["idx"]: bool(row["is_correct"]) for row in store.results(run_id)
             if row["sample"] == 0 and ids.get(row["idx"]) == row["item_id"]}  # fmt: skip
-
-
-def _write_log(cfg: MCQConfig, dataset: Dataset, indices: list[int], records: dict[int, dict[str, Any]],
-               transcripts: dict[int, list[dict[str, str]]], summary: dict[str, Any],
-               started_at: datetime, run_id: str) -> Path:  # fmt: skip
-    samples: list[LogSample] = []
-    for i in indices:
-        rec = records[i]
-        item = dataset.items[i]
-        msgs = transcripts.get(i) or cfg.prompt_for(item, i)[1]
-        per_sample = rec["samples"] or [rec]
-        for epoch, s in enumerate(per_sample, start=1):
-            samples.append(
-                LogSample(
-                    id=item.id, epoch=epoch, messages=msgs, target=rec["correct_answer"],
-                    completion=s["raw_response"] or (f"[error] {s['error']}" if s.get("error") else ""),
-                    reasoning=s.get("reasoning"), score_value="C" if s["is_correct"] else "I",
-                    answer=s["model_answer"],
-                    explanation=s.get("error") or f"extracted {s['model_answer']!r}, keyed {rec['correct_answer']}",
-                    metadata={"index": i, "theorem_type": rec["theorem_type"], "status": s.get("status"),
-                              "option_origin": rec["option_origin"]},
-                    prompt_tokens=s["prompt_tokens"], completion_tokens=s["completion_tokens"],
-                    reasoning_tokens=s["reasoning_tokens"], error=s.get("error"),
-                    total_time=s.get("elapsed_seconds"),
-                )  # fmt: skip
-            )
-    task = "theorembench/mcq" + ("_sketch" if cfg.sketch else "")
-    overall = summary["all"]
-    metrics = {"accuracy": overall["accuracy"], "ci95_low": overall["ci95"][0], "ci95_high": overall["ci95"][1],
-               "n": float(overall["n"])}  # fmt: skip
-    if "mean_at_n" in summary:
-        metrics["mean_at_n"] = summary["mean_at_n"]["value"]
-    return write_inspect_log(
-        task=task, model=cfg.model, dataset_name=dataset.name, dataset_path=str(dataset.path),
-        samples=samples, metrics=metrics, config={"run_id": run_id, "sketch": cfg.sketch},
-        started_at=started_at, log_dir=cfg.log_dir or default_log_dir(), run_id=run_id,
-    )  # fmt: skip

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from theorembench.common.errors import InvalidSetting
+from theorembench.common.shard import Shard, shard_settings
 from theorembench.evaluate.cutoff import CutoffGuard, Selection, check_guard, cutoff_guard, select
 from theorembench.evaluate.item_dates import item_date
 from theorembench.evaluate.mcq.items import Dataset, load_dataset
+from theorembench.evaluate.mcq.merge import merge_mcq
 from theorembench.evaluate.mcq.protocol import PRESETS, PROMPT_STYLES, check_template
 from theorembench.evaluate.mcq.released import FLAVOURS
 from theorembench.evaluate.mcq.runner import MCQConfig, run_mcq_async
@@ -64,6 +66,8 @@ class MCQOptions:
     token_parameter: str = "max_tokens"  # "max_completion_tokens": the name the released Azure script sends
     cutoff_guard: str | None = None  # exclude | flag | off; None: exclude for a release's items, flag for a file
     models_file: Path | None = None  # adds to or overrides the registry of model cutoffs
+    shard: str | Shard | None = None  # "i/N": ask only shard i of N's items (theorembench.common.shard)
+    merge_shards: int | None = None  # N: ask nothing, write the results of the N finished shards
 
 
 def evaluate_mcq(
@@ -87,6 +91,11 @@ def evaluate_mcq(
     ``protocol.TEMPLATE_FIELDS``). ``preset`` fills the sampling settings not given
     (``released-vllm``: temperature 1.0, top-p 0.95). ``model_revision`` tags the model
     version (default ``$THEOREMBENCH_MODEL_REVISION``); with the endpoint it keeps runs apart.
+
+    ``shard="i/N"`` asks only the items shard i of N owns (by a hash of each item's id), in a run of the
+    shard's own that resumes on its own; it writes no results file. ``merge_shards=N`` then asks nothing and
+    writes the results, log and scorecard of the whole evaluation from the N finished shards (same settings,
+    same store), as one run writes them.
     """
     o = options or MCQOptions()
     sketch, n, max_connections, limit, seed, resume = o.sketch, o.n, o.max_connections, o.limit, o.seed, o.resume
@@ -104,6 +113,7 @@ def evaluate_mcq(
     if o.token_parameter not in TOKEN_PARAMETERS:
         raise InvalidSetting("token_parameter", f"must be one of {', '.join(TOKEN_PARAMETERS)}")
     check_guard(o.cutoff_guard)
+    shard, merge = shard_settings(o.shard, o.merge_shards)
     if preset is not None and preset not in PRESETS:
         raise InvalidSetting("preset", f"must be one of {', '.join(PRESETS)}")
     sampling = {"temperature": temperature, "top_p": top_p}
@@ -135,7 +145,7 @@ def evaluate_mcq(
         model=spec.name, sketch=sketch, n=n, seed=seed, limit=limit, resume=resume,
         prompt_style=prompt_style, settings=settings, out=out_path, log_dir=log_dir, write_log=write_log,
         spec=spec, system_prompt=system_prompt, user_template=user_template, preset=preset,
-        results_flavour=o.results_flavour,
+        results_flavour=o.results_flavour, shard=shard,
         prompt_sources={name: str(path) for name, path in (("system_prompt", system_prompt_file),
                                                            ("user_template", user_template_file)) if path},
     )  # fmt: skip
@@ -145,6 +155,8 @@ def evaluate_mcq(
             on_start(spec, total, already)
 
     async def go(store: Store) -> EvalResult:
+        if merge is not None:  # asks nothing: every answer is in the shards' runs
+            return merge_mcq(store, dataset, cfg, spec, merge, selection=_selection(store, dataset, guard))
         llm = LLM(store, prices=prices, use_cache=use_cache)
         try:
             return await run_mcq_async(store, llm, dataset, cfg, on_start=started, on_item=on_item,

@@ -34,6 +34,7 @@ class RawOutput:
     finish_reason: str | None = None
     model: str | None = None
     payload: dict[str, Any] | None = None  # a call's whole answer where the text is not all (LLM.exchange)
+    price_factor: float = 1.0  # what the call costs against the price table: 0.5 for a provider batch's request
 
 
 class Backend(Protocol):

@@ -64,27 +64,36 @@ class OpenAICompatBackend:
                 raise HTTPStatusError(resp.status, _error_message(text, resp.status), retry_after_seconds(resp.headers))
         try:
             data = json.loads(text)
-            choice = data["choices"][0]
-            message = choice["message"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+        except ValueError as exc:
             raise MalformedResponseError(f"unexpected response body ({type(exc).__name__}): {text[:200]!r}") from None
-        usage = data.get("usage") or {}
-        details = usage.get("completion_tokens_details") or {}
-        prompt_details = usage.get("prompt_tokens_details") or {}
-        return RawOutput(
-            text=message.get("content") or "",
-            reasoning=message.get("reasoning_content") or message.get("reasoning") or None,
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            reasoning_tokens=int(details.get("reasoning_tokens") or 0),
-            cached_tokens=int(prompt_details.get("cached_tokens") or 0),
-            finish_reason=choice.get("finish_reason"),
-            model=data.get("model"),
-        )
+        return chat_output(data)
 
     async def aclose(self) -> None:
         if self._session is not None and not self._session.closed:
             await self._session.close()
+
+
+def chat_output(data: Any) -> RawOutput:
+    """A chat completion's answer (the JSON body an OpenAI-compatible server sends, or a batch's result line holds)."""
+    try:
+        choice = data["choices"][0]
+        message = choice["message"]
+    except (KeyError, IndexError, TypeError) as exc:
+        shown = json.dumps(data, ensure_ascii=False)[:200] if isinstance(data, dict | list) else repr(data)[:200]
+        raise MalformedResponseError(f"unexpected response body ({type(exc).__name__}): {shown!r}") from None
+    usage = data.get("usage") or {}
+    details = usage.get("completion_tokens_details") or {}
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    return RawOutput(
+        text=message.get("content") or "",
+        reasoning=message.get("reasoning_content") or message.get("reasoning") or None,
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        reasoning_tokens=int(details.get("reasoning_tokens") or 0),
+        cached_tokens=int(prompt_details.get("cached_tokens") or 0),
+        finish_reason=choice.get("finish_reason"),
+        model=data.get("model"),
+    )
 
 
 def _error_message(text: str, status: int) -> str:

@@ -34,7 +34,8 @@ from theorembench.methods.eternal.stages import EternalBuilder, code_problems, s
 from theorembench.methods.eternal.summary import BuildResult, write_outputs
 from theorembench.methods.eternal.template import TemplateError, parse_template
 from theorembench.pipeline.steps import StepRunner
-from theorembench.sandbox import accepting_weak_isolation, require_isolation
+from theorembench.sandbox import accepting_weak_isolation
+from theorembench.sandbox.providers import require_sandbox
 from theorembench.store import Store
 from theorembench.store.papers import PaperRepo
 
@@ -75,10 +76,13 @@ def rejection(template_id: str, stage: str, reason: str) -> dict[str, Any]:
     return {"template_id": template_id, "instance_id": None, "params_used": None, "stage": stage, "reason": reason}
 
 
-async def run_instantiate(templates: list[Any], n: int, seed: int, cfg: EternalConfig) -> Any:
-    """The instantiate service (stages e and g) on parsed templates, off the event loop when it is synchronous."""
+async def run_instantiate(templates: list[Any], n: int, seed: int, cfg: EternalConfig,
+                          sandbox: str | None = None) -> Any:  # fmt: skip
+    """The instantiate service (stages e and g) on parsed templates, off the event loop when it is synchronous;
+    ``sandbox`` runs the code (theorembench, docker, k8s)."""
     ex = cfg.execution
-    kwargs = {"timeout_s": ex.timeout_s, "memory_mb": ex.memory_mb, "per_instance_s": ex.per_instance_s}
+    kwargs = {"timeout_s": ex.timeout_s, "memory_mb": ex.memory_mb, "per_instance_s": ex.per_instance_s,
+              "sandbox": sandbox}  # fmt: skip
     if inspect.iscoroutinefunction(I.instantiate_templates):
         return await I.instantiate_templates(templates, n, seed, **kwargs)
     return await asyncio.to_thread(I.instantiate_templates, templates, n, seed, **kwargs)
@@ -229,7 +233,7 @@ async def stored_instances(b: EternalBuilder, templates: list[Any], n: int, seed
     key = json_digest([t.to_dict() if hasattr(t, "to_dict") else t for t in templates], 16, ascii_only=True)
 
     async def run() -> dict[str, Any]:
-        out = await run_instantiate(templates, n, seed, b.cfg)
+        out = await b.instantiate(templates, n, seed)
         return {"validated": [_field(t, "template_id") or str(t) for t in out.validated_templates],
                 "instances": [dict(i) for i in out.instances], "rejections": [dict(r) for r in out.rejections],
                 "summary": dict(out.summary or {})}  # fmt: skip
@@ -297,7 +301,7 @@ def build_eternal(store: Store, *, month: str | None = None, paper_ids: list[str
                   msc: str | list[str] | None = None, instances_per_template: int | None = None,
                   seed: int | None = None, out_dir: Path = Path("eternal"), on_step: OnStep | None = None,
                   overrides: dict[str, Any] | None = None, concurrency: int = 4,
-                  accept_weak_isolation: bool | None = None) -> BuildResult:  # fmt: skip
+                  accept_weak_isolation: bool | None = None, sandbox: str | None = None) -> BuildResult:  # fmt: skip
     """Build EternalMath templates and instances from stored papers; resumable; writes ``out_dir``.
 
     Settings: the defaults, then ``config``, then the arguments and ``overrides`` (dotted keys).
@@ -305,14 +309,15 @@ def build_eternal(store: Store, *, month: str | None = None, paper_ids: list[str
     ``on_step(key, stage, status)`` is called after every stored step and once per paper
     (stage ``"paper"``). Below full sandbox isolation the build refuses to start (before any model
     call) unless ``accept_weak_isolation`` or the sandbox's setting accepts it; the isolation used
-    goes into ``summary.json`` and every instance.
+    goes into ``summary.json`` and every instance. ``sandbox`` (theorembench, the default; docker; k8s) is where
+    the generated code runs (:mod:`theorembench.sandbox.providers`).
     """
     cfg = load_config(config, **{"models.generator": generator, "models.judge": judge,
                                  "models.validity": validity_judge,
                                  "execution.instances_per_template": instances_per_template,
                                  "execution.seed": seed, **(overrides or {})})  # fmt: skip
     cfg.check()
-    isolation = require_isolation(accept_weak_isolation, purpose="EternalMath validation of generated code")
+    isolation = require_sandbox(sandbox, accept_weak_isolation, purpose="EternalMath validation of generated code")
     try:
         restrict = M.parse_msc_option(msc)
     except ValueError as exc:
@@ -326,7 +331,7 @@ def build_eternal(store: Store, *, month: str | None = None, paper_ids: list[str
     for name in {cfg.models.generator, cfg.judge, cfg.validity_judge} | scorer:
         llm.resolve(name)  # a bad name or missing credentials: a UserError now, before any work
     builder = EternalBuilder(store, llm, cfg, on_step=on_step,
-                             instantiate=lambda ts, n, s: run_instantiate(ts, n, s, cfg))  # fmt: skip
+                             instantiate=lambda ts, n, s: run_instantiate(ts, n, s, cfg, sandbox))  # fmt: skip
     ex = cfg.execution
 
     async def go() -> Collected:

@@ -24,6 +24,7 @@ from typing import Any
 from theorembench.common.errors import InvalidSetting, UserError
 from theorembench.common.outputs import write_json
 from theorembench.common.progress import OnCount
+from theorembench.common.shard import Shard, shard_settings
 from theorembench.common.stats import Estimate
 from theorembench.evaluate.answers import CHECKER_VERSION
 from theorembench.evaluate.cutoff import CutoffGuard, Selection, check_guard, cutoff_guard, select
@@ -33,6 +34,7 @@ from theorembench.evaluate.release_ref import release_of
 from theorembench.evaluate.result import EvalResult
 from theorembench.evaluate.samples import Sample, Scored, log_samples, run_samples
 from theorembench.evaluate.scorecard import scored
+from theorembench.evaluate.shards import finished_shards, shard_signature, summed
 from theorembench.llm import LLM, GenerateSettings
 from theorembench.llm.local import stop_private_servers
 from theorembench.methods.eternal.answering import (
@@ -66,7 +68,8 @@ def evaluate_eternal(store: Store, path: str | Path, model: str, *, n: int = 1, 
                      use_cache: bool = True, corpora: list[str] | None = None, reasoning_effort: str | None = None,
                      thinking_budget: int | None = None, timeout: float | None = None,
                      progress: OnCount | None = None, cutoff_guard_mode: str | None = None,
-                     models_file: Path | None = None) -> EvalResult:  # fmt: skip
+                     models_file: Path | None = None, shard: str | Shard | None = None,
+                     merge_shards: int | None = None) -> EvalResult:  # fmt: skip
     """Ask ``model`` n times per instance, score per tier and MSC class with 95% intervals, label failures.
 
     ``progress(done, total)`` is called after every sample. Resumable: finished samples and
@@ -75,9 +78,14 @@ def evaluate_eternal(store: Store, path: str | Path, model: str, *, n: int = 1, 
     the radar's D4 and D6 read. ``cutoff_guard_mode`` (exclude, flag, off; None: exclude for a release's
     instances, else flag) is the contamination guard (:mod:`theorembench.evaluate.cutoff`), by the first version
     of each instance's source paper; the results' ``cutoff`` says which instances counted.
+
+    ``shard="i/N"`` asks only the instances shard i of N owns (by a hash of the instance id), in a run of its
+    own, and writes no file; ``merge_shards=N``, once the N shards have finished on this store, is the run over
+    every instance: it finds their samples and labels stored, and adds up their calls.
     """
     if n < 1:
         raise InvalidSetting("n", "must be at least 1")
+    shard, merge = shard_settings(shard, merge_shards)
     check_guard(cutoff_guard_mode)
     missing = [c for c in corpora or [] if not Path(c).is_file()]
     if missing:
@@ -92,13 +100,17 @@ def evaluate_eternal(store: Store, path: str | Path, model: str, *, n: int = 1, 
     guard = cutoff_guard(cutoff_guard_mode, spec.name, models_file=models_file, release=release_of(path) is not None)
     selection = _selection(store, Path(path), guard, instances)
     instances = [inst for inst in instances if selection.keeps(str(inst["instance_id"]))]
+    if shard is not None:
+        instances = shard.select(instances, key=lambda inst: str(inst["instance_id"]))
     judge_spec = llm.resolve(judge) if judge else None
     file_digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     pipeline = answer_pipeline("eternal.eval", settings)
     runner = StepRunner(store, pipeline)
     signature = settings_digest(file_digest, label, spec.endpoint, n, settings.cache_fields())
-    run_id = store.create_run(KIND, signature, name=str(path), model=label,
-                              config={"file": str(path), "n": n, "judge": judge})  # fmt: skip
+    shard_runs = [row["id"] for row in finished_shards(store, KIND, signature, merge, rerun="")] if merge else []
+    run_id = store.create_run(KIND, shard_signature(signature, shard) if shard else signature, name=str(path),
+                              model=label, config={"file": str(path), "n": n, "judge": judge,
+                                                   "shard": shard.label if shard else None, "shards": shard_runs})  # fmt: skip
     llm.run_id = run_id
     started, t0 = datetime.now(UTC), time.perf_counter()
     outcomes: dict[tuple[int, int], Scored] = {}
@@ -137,9 +149,18 @@ def evaluate_eternal(store: Store, path: str | Path, model: str, *, n: int = 1, 
                              is_correct=s.get("correct"), error=s.get("error"))  # fmt: skip
     summary = summarize(items, n)
     call_ids = [s["call_id"] for item in items for s in item["samples"] if s.get("call_id") is not None]
-    summary.update(calls_made=llm.calls_made - calls_before, cache_hits=llm.cache_hits - hits_before,
+    # a merge's own calls (none, unless a shard left a sample pending) and its shards', added up
+    shards_made = summed([store.get_run(r) for r in shard_runs], ("calls_made", "cache_hits"))
+    summary.update(calls_made=llm.calls_made - calls_before + shards_made["calls_made"],
+                   cache_hits=llm.cache_hits - hits_before + shards_made["cache_hits"],
                    wall_seconds=round(time.perf_counter() - t0, 3),
                    cost_usd=store.usage_of_calls(call_ids)["cost_usd"])  # fmt: skip
+    if shard is not None:  # the shard's samples are in the store: the merge writes the results of every shard
+        store.set_run_status(run_id, "finished", summary | {"shard": shard.label})
+        return EvalResult(KIND, run_id, {"summary": summary}, Path(out_dir) / f"results_{safe_name(label)}.json",
+                          None, Estimate.from_dict(summary["score"]), calls_made=summary["calls_made"],
+                          cache_hits=summary["cache_hits"], incomplete=summary["pending"],
+                          detail={"shard": shard.label})  # fmt: skip
     doc: dict[str, Any] = {
         "kind": KIND, "model": label, "endpoint": spec.endpoint, "file": str(path), "file_sha256": file_digest,
         "samples_per_item": n, "settings": settings.model_dump(exclude_none=True), "judge": judge, "run_id": run_id,
@@ -161,7 +182,8 @@ def evaluate_eternal(store: Store, path: str | Path, model: str, *, n: int = 1, 
     return scored(store, EvalResult(KIND, run_id, doc, result_path, log_path, Estimate.from_dict(summary["score"]),
                       files={"report": folder_report(out_dir, file_digest)}, calls_made=summary["calls_made"],
                       cache_hits=summary["cache_hits"], incomplete=summary["pending"],
-                      detail={"cutoff": doc["cutoff"]}), items_file=path)  # fmt: skip
+                      detail={"cutoff": doc["cutoff"], "cost_runs": [run_id, *shard_runs] if shard_runs else None}),
+                  items_file=path)  # fmt: skip
 
 
 def _selection(store: Store, path: Path, guard: CutoffGuard, instances: list[dict[str, Any]]) -> Selection:

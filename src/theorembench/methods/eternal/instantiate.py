@@ -35,7 +35,9 @@ from theorembench.methods.eternal.runs import Run
 from theorembench.methods.eternal.template import Template
 from theorembench.methods.eternal.validate import check_param_rules, judge_value, rule_notes
 from theorembench.methods.eternal.verify import Verification, double_shaped, verify
-from theorembench.sandbox import probe, tool_manifest
+from theorembench.sandbox import tool_manifest
+from theorembench.sandbox.providers import Sandbox, open_sandbox
+from theorembench.sandbox.tools import packages_in
 
 STAGES = ("template", "params", "execution", "time_limit", "determinism", "precision", "value_rule", "cross_check",
           "grading", "render", "duplicate")  # fmt: skip
@@ -52,10 +54,12 @@ class InstantiateResult:
     isolation: list[str] = field(default_factory=list)
 
 
-def libraries() -> dict[str, Any]:
-    """Python and the packages importable inside the sandbox, with versions (one sandboxed run)."""
-    manifest = tool_manifest()
-    return {"python": platform.python_version(), **manifest["python"]}
+def libraries(box: Sandbox | None = None) -> dict[str, Any]:
+    """Python and the packages importable inside the sandbox (``box``; None: the theorembench sandbox), with
+    versions (one sandboxed run)."""
+    if box is None or box.kind == "theorembench":
+        return {"python": platform.python_version(), **tool_manifest()["python"]}
+    return packages_in(box)
 
 
 def instance_id(template_id: str, params_json: dict) -> str:
@@ -194,7 +198,7 @@ def _show(params: dict) -> str:
 
 
 def _one(template: Template, n: int, seed: int, result: InstantiateResult, libs: dict, checker: Checker,
-         limits: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+         limits: dict[str, Any], box: Sandbox) -> dict[str, Any]:  # fmt: skip
     """One template: its candidates, runs and checks; adds to ``result`` and returns its summary row."""
     notes = set(rule_notes(template)) | set(template.notes)
     if not template.verified:
@@ -208,9 +212,9 @@ def _one(template: Template, n: int, seed: int, result: InstantiateResult, libs:
     if kept:
         checker.warm()
         if not libs:  # once per run, before the first template that runs
-            libs.update(libraries())
+            libs.update(libraries(box))
         t1 = time.perf_counter()
-        v = verify(template, [c.values for c in kept], seed, checker, notes, **limits)
+        v = verify(template, [c.values for c in kept], seed, checker, notes, box=box, **limits)
         row.update(sandbox={role: out.sandbox.status for role, out in v.roles.items()},
                    wall_s=round(time.perf_counter() - t1, 3), cross_check=_cross_check_row(template, v))  # fmt: skip
         result.isolation = result.isolation or list(v.roles["formula"].sandbox.isolation)
@@ -230,14 +234,16 @@ def _one(template: Template, n: int, seed: int, result: InstantiateResult, libs:
 
 def instantiate_templates(templates: list[Template], n: int, seed: int, *, timeout_s: float = 120,
                           memory_mb: int = 2048, per_instance_s: float = 20, check_budget_s: float = CHECK_BUDGET_S,
-                          progress: Callable[[int, int, str], None] | None = None) -> InstantiateResult:  # fmt: skip
+                          progress: Callable[[int, int, str], None] | None = None,
+                          sandbox: str | None = None) -> InstantiateResult:  # fmt: skip
     """Steps e and g for parsed templates: ``n`` instances each (fewer when some are rejected).
 
     ``memory_mb`` limits each of a template's sandboxed processes (brute force, formula, replay) and
     ``per_instance_s`` each run of the code inside them; a process may take ``timeout_s`` plus
     ``per_instance_s`` for each of its runs (it grows with ``n``: ``verify.role_limit``); ``check_budget_s`` is
     the time the brute force may spend on cases larger than the declared small cases.
-    ``progress(done, total, template_id)`` follows the templates.
+    ``progress(done, total, template_id)`` follows the templates. ``sandbox`` (theorembench, the default; docker;
+    k8s) runs the code (:func:`theorembench.sandbox.providers.open_sandbox`).
     """
     if n < 1:
         raise InvalidSetting("n", f"must be at least 1, got {n}")
@@ -253,13 +259,14 @@ def instantiate_templates(templates: list[Template], n: int, seed: int, *, timeo
     limits = {"timeout_s": timeout_s, "memory_mb": memory_mb, "per_instance_s": per_instance_s,
               "check_budget_s": check_budget_s}  # fmt: skip
     per_template = []
-    with Checker() as checker:
+    with Checker() as checker, open_sandbox(sandbox, memory_mb=memory_mb,
+                                            purpose="EternalMath validation of the templates' code") as box:
         for k, template in enumerate(templates):
-            per_template.append(_one(template, n, seed, result, libs, checker, limits))
+            per_template.append(_one(template, n, seed, result, libs, checker, limits, box))
             if progress:
                 progress(k + 1, len(templates), template.template_id)
+        result.isolation = result.isolation or list(box.layers)
     wall = time.perf_counter() - t0
-    result.isolation = result.isolation or list(probe().layers)
     result.summary = {
         "templates": len(templates), "validated_templates": len(result.validated_templates),
         "instances": len(result.instances), "rejections": len(result.rejections),

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from theorembench.methods.eternal import values as V
-from theorembench.sandbox import SandboxResult, run_sandboxed
+from theorembench.sandbox import SandboxResult
+from theorembench.sandbox.providers import LocalSandbox, Sandbox
 
 HARNESS = Path(__file__).with_name("harness.py").read_text()
 PRELOAD = ("sympy", "numpy", "scipy", "mpmath", "networkx")  # imported once per role, before the runs start
@@ -139,15 +140,16 @@ def _run_of(line: dict) -> Run:
 
 
 def run_role(role: str, code: str, runs: list[dict], *, extend: dict | None = None, hash_seed: int, per_run_s: float,
-             timeout_s: float, memory_mb: int) -> RoleOutcome:  # fmt: skip
-    """One sandboxed process running ``code`` for each of ``runs`` (``{"id", "params", "mode", "required"}``)."""
+             timeout_s: float, memory_mb: int, box: Sandbox | None = None) -> RoleOutcome:  # fmt: skip
+    """One sandboxed process running ``code`` for each of ``runs`` (``{"id", "params", "mode", "required"}``), in
+    ``box`` (:func:`theorembench.sandbox.providers.open_sandbox`; None: the theorembench sandbox)."""
     key = secrets.token_hex(32).encode()
     job = {"role": role, "code": code, "per_run_s": per_run_s, "preload": imported(code), "runs": runs,
            "extend": extend}  # fmt: skip
-    res = run_sandboxed(["python", "-s", "-P", "harness.py", "job.json"], stdin=key,
-                        files={"harness.py": HARNESS, "job.json": json.dumps(job)}, timeout_s=timeout_s,
-                        memory_mb=memory_mb, max_output_bytes=MAX_OUTPUT_BYTES,
-                        env={"PYTHONHASHSEED": str(hash_seed)})  # fmt: skip
+    res = (box or LocalSandbox()).run(["python", "-s", "-P", "harness.py", "job.json"], stdin=key,
+                                      files={"harness.py": HARNESS, "job.json": json.dumps(job)}, timeout_s=timeout_s,
+                                      memory_mb=memory_mb, max_output_bytes=MAX_OUTPUT_BYTES,
+                                      env={"PYTHONHASHSEED": str(hash_seed)})  # fmt: skip
     lines, tampered = read_signed(res.stdout, key)
     out = RoleOutcome(role=role, sandbox=res, tampered=tampered)
     for line in lines:

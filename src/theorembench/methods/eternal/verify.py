@@ -31,6 +31,7 @@ from theorembench.methods.eternal.grading import Checker
 from theorembench.methods.eternal.render import strip_bindings
 from theorembench.methods.eternal.runs import RoleOutcome, Run, hash_seeds, run_role
 from theorembench.methods.eternal.template import Template
+from theorembench.sandbox.providers import Sandbox
 
 MODES = ("nearest", "upward", "downward")
 REAL_TOLERANCE = 1e-6  # the answer checker's default relative tolerance for a real answer
@@ -144,12 +145,14 @@ def double_shaped(template: Template, outcomes: list[Run | tuple[str, str]]) -> 
 
 
 def verify(template: Template, candidates: list[dict[str, Any]], seed: int, checker: Checker, notes: set[str], *,
-           timeout_s: float, memory_mb: int, per_instance_s: float, check_budget_s: float) -> Verification:  # fmt: skip
-    """Run the template's roles and judge every candidate (see the module doc)."""
+           timeout_s: float, memory_mb: int, per_instance_s: float, check_budget_s: float,
+           box: Sandbox | None = None) -> Verification:  # fmt: skip
+    """Run the template's roles in ``box`` (None: the theorembench sandbox) and judge every candidate (see the
+    module doc)."""
     names = list(template.params)
     code = strip_bindings(template.formal_solution, names)
     v = Verification(seeds=hash_seeds(seed, template.template_id))
-    limits = {"per_run_s": per_instance_s, "memory_mb": memory_mb}
+    limits = {"per_run_s": per_instance_s, "memory_mb": memory_mb, "box": box}
     runs = [{"id": f"inst{i}", "params": _wired(template, c), "mode": "nearest"} for i, c in enumerate(candidates)]
     scc = template.small_case_check
     larger = X.larger_cases(template) if scc is not None else []

@@ -12,9 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from theorembench.common.digest import json_digest
 from theorembench.common.errors import InvalidSetting, UserError
 from theorembench.common.outputs import write_json
 from theorembench.common.progress import OnStep
+from theorembench.common.shard import Shard, shard_settings
 from theorembench.common.stats import Estimate
 from theorembench.evaluate.cutoff import CutoffGuard, Selection, check_guard, cutoff_guard, select
 from theorembench.evaluate.inspect_log import default_log_dir
@@ -22,6 +24,7 @@ from theorembench.evaluate.item_dates import item_date
 from theorembench.evaluate.release_ref import release_of
 from theorembench.evaluate.result import EvalResult
 from theorembench.evaluate.scorecard import scored
+from theorembench.evaluate.shards import finished_shards, shard_signature
 from theorembench.latex.extract import ExtractionError, load_paper
 from theorembench.llm import LLM, GenerateSettings, ModelSpec
 from theorembench.llm.local import stop_private_servers
@@ -33,10 +36,11 @@ from theorembench.methods.hybrid.seeds import paper_seeds, stacks_seeds
 from theorembench.methods.hybrid.stages import HybridBuilder, build, draw_seeds, write_outputs
 from theorembench.pipeline.build_report import BuildResult
 from theorembench.pipeline.identity import package_modules, pipeline_name
-from theorembench.store import Store
+from theorembench.store import Store, loads
 from theorembench.store.papers import PaperRepo
 
 MODES = ("generation", "perplexity", "both")
+SHARD_KIND = "eval.hybrid.shard"  # one shard's part of an evaluation (its answers are the evaluation's own steps)
 
 
 def collect_seeds(store: Store | None, *, stacks: Path | None = None, chapters: list[str] | None = None,
@@ -131,7 +135,8 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
                     limit: int | None = None, max_connections: int | None = None, out_path: Path | None = None,
                     log_dir: Path | None = None, perplexity_prefix: bool = False,
                     on_note: Callable[[str], None] | None = None, cutoff_guard_mode: str | None = None,
-                    models_file: Path | None = None) -> EvalResult:  # fmt: skip
+                    models_file: Path | None = None, shard: str | Shard | None = None,
+                    merge_shards: int | None = None) -> EvalResult:  # fmt: skip
     """Score a model on a ``hybrid build`` folder; returns the results, the JSON file they were written to and the
     headline: the tight m-out-of-n score of generation-based evaluation, else the perplexity-based score.
 
@@ -150,9 +155,14 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
     ``cutoff_guard_mode`` (exclude, flag, off; None: exclude for a release's folder, else flag) is the
     contamination guard (:mod:`theorembench.evaluate.cutoff`): a question is as new as the newest paper its
     items come from; the results' ``cutoff`` (and ``cutoff_perplexity``) say which questions counted.
+
+    ``shard="i/N"`` asks only the questions shard i of N owns (by a hash of the question id) and writes no file;
+    ``merge_shards=N``, once the N shards have finished on this store, is the evaluation of every question: it
+    finds their answers stored (generation steps, cached log-probabilities) and writes the results.
     """
     if mode not in MODES:
         raise InvalidSetting("mode", "must be generation, perplexity or both")
+    shard, merge = shard_settings(shard, merge_shards)
     check_guard(cutoff_guard_mode)
     try:
         questions = json.loads((folder / "questions.json").read_text())
@@ -169,6 +179,15 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
     ppl_sel = _selection(store, folder, guard, ppl_questions, lambda q: [q["id"]])
     questions = [q for q in questions if gen_sel.keeps(q["id"])]
     ppl_questions = [q for q in ppl_questions if ppl_sel.keeps(q["id"])]
+    signature = json_digest({"questions": [questions, ppl_questions], "model": spec.name, "endpoint": spec.endpoint,
+                             "mode": mode, "max_tokens": max_tokens, "prefix": perplexity_prefix}, 24)  # fmt: skip
+    shard_runs = finished_shards(store, SHARD_KIND, signature, merge, rerun="") if merge else []
+    marker = None
+    if shard is not None:
+        questions = shard.select(questions, key=lambda q: str(q["id"]))
+        ppl_questions = shard.select(ppl_questions, key=lambda q: str(q["id"]))
+        marker = store.create_run(SHARD_KIND, shard_signature(signature, shard), name=str(folder), model=spec.name,
+                                  config={"shard": shard.label})  # fmt: skip
     results: dict[str, Any] = {"model": model, "folder": str(folder), "notes": []}
 
     def note(text: str) -> None:
@@ -213,18 +232,28 @@ def evaluate_hybrid(store: Store, folder: Path, *, model: str, mode: str = "both
     try:
         asyncio.run(go())
     except BaseException:
-        if "generation" in results or "perplexity" in results:  # keep what was paid for
+        if marker is not None:
+            store.set_run_status(marker, "interrupted")
+        elif "generation" in results or "perplexity" in results:  # keep what was paid for
             write_json(path, results)
         raise
     finally:
         stop_private_servers()
+    gen_run = (results.get("generation") or {}).get("run_id")
+    if shard is not None and marker is not None:  # the shard's answers are stored: the merge writes the results
+        store.set_run_status(marker, "finished", {"shard": shard.label, "generation_run": gen_run})
+        headline = (results.get("generation") or {}).get("summary", {}).get("score")
+        return EvalResult("eval.hybrid", gen_run or marker, results, path, None,
+                          Estimate.from_dict(headline) if headline else None, detail={"shard": shard.label})
+    # the calls of a merge were made by its shards' generation runs (perplexity's too, ledgered under them)
+    cost_runs = [gen_run, *(loads(r["summary"]).get("generation_run") for r in shard_runs)] if shard_runs else None
     details = (results.get("generation") or {}).get("details") or []
     results["cutoff"] = gen_sel.block({r["id"]: r["tight"] if r["status"] in ("ok", "unparsed") else 0.0
                                        for r in details},
                                       errors=[r["id"] for r in details if r["status"] in ("error", "pending")])
     results["cutoff_perplexity"] = ppl_sel.block()
     write_json(path, results)
-    return _result(store, results, path, folder)
+    return _result(store, results, path, folder, cost_runs=[r for r in cost_runs or [] if r])
 
 
 def _selection(store: Store, folder: Path, guard: CutoffGuard, rows: list[dict[str, Any]],
@@ -242,7 +271,8 @@ def _selection(store: Store, folder: Path, guard: CutoffGuard, rows: list[dict[s
     return select(guard, ids, dates)
 
 
-def _result(store: Store, results: dict[str, Any], path: Path, folder: Path) -> EvalResult:
+def _result(store: Store, results: dict[str, Any], path: Path, folder: Path, *,
+            cost_runs: list[str] | None = None) -> EvalResult:  # fmt: skip
     gen, ppl = results.get("generation"), results.get("perplexity")
     headline = gen["summary"]["score"] if gen else ppl["summary"]["estimate"] if ppl else None
     summary = gen["summary"] if gen else {}
@@ -250,7 +280,8 @@ def _result(store: Store, results: dict[str, Any], path: Path, folder: Path) -> 
                       Path(gen["log"]) if gen and gen.get("log") else None, Estimate.from_dict(headline),
                       incomplete=summary.get("statuses", {}).get("pending", 0) +
                       int((ppl or {}).get("summary", {}).get("n_errors") or 0),
-                      detail={"cutoff": results.get("cutoff")}), items_file=folder / "questions.json")  # fmt: skip
+                      detail={"cutoff": results.get("cutoff"), "cost_runs": cost_runs or None}),
+                  items_file=folder / "questions.json")  # fmt: skip
 
 
 async def _perplexity(llm: LLM, spec: ModelSpec, ppl_questions: list[dict[str, Any]], bos_text: str | None,

@@ -46,7 +46,8 @@ from theorembench.methods.improof.inspect_scorer import weighted_score_scorer
 from theorembench.methods.improof.model_tiers import tier_of
 from theorembench.methods.improof.problems import Problem
 from theorembench.methods.improof.results import build_results, results_name, run_isolation
-from theorembench.sandbox import combine, require_isolation
+from theorembench.sandbox import combine
+from theorembench.sandbox.providers import check_kind, inspect_sandbox, require_sandbox
 from theorembench.store import Store
 from theorembench.store.improof import ImproofRepo
 
@@ -82,7 +83,7 @@ def run_improof_eval(store: Store, model: str, *, problem_ids: Sequence[str] | N
                      wording: str | None = None, hosted_tools: Sequence[str] | str | None = None,
                      over_budget_answer: str | None = None,
                      accept_weak_isolation: bool | None = None, cutoff_guard_mode: str | None = None,
-                     models_file: Path | None = None) -> EvalResult:  # fmt: skip
+                     models_file: Path | None = None, sandbox: str | None = None) -> EvalResult:  # fmt: skip
     """Run (or resume) the evaluation of ``model`` on the problems (default: every active one).
 
     The harness settings left None (``main_tokens``, ``sub_tokens``, ``tool_timeout_s``, ``tool_memory_mb``,
@@ -94,6 +95,7 @@ def run_improof_eval(store: Store, model: str, *, problem_ids: Sequence[str] | N
     ``model_args`` go to Inspect's provider (e.g. ``{"responses_api": True}``, ``{"stream": True}``).
     An agentic run with python, bash or sage refuses to start below full isolation unless
     ``accept_weak_isolation`` (or the sandbox's setting) accepts it; the isolation used is recorded.
+    ``sandbox`` (theorembench, the default; docker; k8s) is where the tools run (:mod:`theorembench.sandbox.providers`).
     A model id is found in Table 1 as a dated id or an alias (``openai/gpt-5-2025-08-07``, ``grok/grok-4``), which
     gives its tier and parameters; ``paper_settings`` refuses a model Table 1 does not list, and any change to its
     parameters, the budgets or the tool limits. ``wording`` ("ours" or "paper": App. H's prompts and tool names),
@@ -118,7 +120,7 @@ def run_improof_eval(store: Store, model: str, *, problem_ids: Sequence[str] | N
         raise InvalidSetting("cutoff_guard", template=f"no problem was written after {spec.name}'s training-data "
                              f"cutoff {selection.guard.cutoff}: nothing to evaluate ({{setting}} flag evaluates every "
                              "problem and reports both sides)")  # fmt: skip
-    isolation = tool_isolation(settings, accept_weak_isolation)  # before any work: a refusal costs nothing
+    isolation = tool_isolation(settings, accept_weak_isolation, sandbox)  # before any work: a refusal costs nothing
     tool_list = build_tools(settings, search_index=ready.search_index, model_provider=spec.provider)
     tier = tier_of(spec.name)
     digest = settings.pipeline_digest(spec.name, spec.endpoint)
@@ -155,7 +157,8 @@ def run_improof_eval(store: Store, model: str, *, problem_ids: Sequence[str] | N
         try:
             log = _run_inspect(plan, problems, model_obj, settings, epochs=epochs, log_dir=log_dir,
                                max_samples=max_samples, sandboxed=isolation.get("used", True),
-                               accept_weak_isolation=isolation.get("weak_isolation_accepted"), scorer=scorer())  # fmt: skip
+                               accept_weak_isolation=isolation.get("weak_isolation_accepted"), scorer=scorer(),
+                               sandbox=sandbox)  # fmt: skip
         finally:
             scorer.close()
     except BaseException:
@@ -220,31 +223,32 @@ def model_calls(store: Store, llm: LLM, run_id: str, spec: ModelSpec) -> dict[st
             "cost_usd": float(paid["cost_usd"]) if priced else None}  # fmt: skip
 
 
-def tool_isolation(settings: HarnessSettings, accept_weak_isolation: bool | None) -> dict[str, Any]:
-    """The isolation record of the run's tools; a one-line SandboxError when they would run below full isolation
-    without acceptance. Single-turn runs and runs without python, bash or sage run no code."""
+def tool_isolation(settings: HarnessSettings, accept_weak_isolation: bool | None,
+                   sandbox: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """The isolation record of the run's tools in ``sandbox`` (theorembench, docker, k8s); a one-line SandboxError
+    when it is not available, or when they would run below full isolation without acceptance. Single-turn runs and
+    runs without python, bash or sage run no code."""
+    check_kind(sandbox)
     if settings.mode != "agentic" or not set(settings.tools) & set(SANDBOX_TOOLS):
         return {"used": False, "reason": "single-turn: no tools" if settings.mode != "agentic" else "no code tools"}
-    return require_isolation(accept_weak_isolation, purpose="IMProofBench's python, bash and sage tools")
+    return require_sandbox(sandbox, accept_weak_isolation, purpose="IMProofBench's python, bash and sage tools")
 
 
 def _run_inspect(plan: Plan, problems: list[Problem], model: Any, settings: HarnessSettings, *, epochs: int,
                  log_dir: str | Path | None, max_samples: int | None, sandboxed: bool = True,
-                 accept_weak_isolation: bool | None = None, scorer: Any = None) -> Path | None:  # fmt: skip
+                 accept_weak_isolation: bool | None = None, scorer: Any = None,
+                 sandbox: str | None = None) -> Path | None:  # fmt: skip
     """Run the Inspect task; returns the log's path. A sample that raised (a bug, not a model failure) raises here.
     Without code tools (``sandboxed`` False) the task has no sandbox, so none is started or checked."""
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
 
-    from theorembench.sandbox.inspect_env import InspectSandboxConfig
-
     samples = [Sample(id=p.id, input=p.statement, metadata={"problem_id": p.id, "version": p.version,
                                                             "title": p.title}) for p in problems]  # fmt: skip
-    sandbox = InspectSandboxConfig(timeout_s=settings.tool_timeout_s, memory_mb=settings.tool_memory_mb,
-                                   accept_weak_isolation=accept_weak_isolation)  # fmt: skip
-    task = Task(dataset=samples, solver=improof_solver(plan), epochs=epochs, scorer=scorer,
-                sandbox=("theorembench", sandbox) if sandboxed else None,
+    where = inspect_sandbox(sandbox, timeout_s=settings.tool_timeout_s, memory_mb=settings.tool_memory_mb,
+                            accept_weak_isolation=accept_weak_isolation) if sandboxed else None  # fmt: skip
+    task = Task(dataset=samples, solver=improof_solver(plan), epochs=epochs, scorer=scorer, sandbox=where,
                 name=f"improof_{settings.mode.replace('-', '_')}",
                 metadata={"pipeline": plan.pipeline, "mode": settings.mode})  # fmt: skip
     [log] = inspect_eval(task, model=model, log_dir=str(log_dir or default_log_dir()), display="none",

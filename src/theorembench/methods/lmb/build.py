@@ -9,10 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from theorembench.common.digest import json_digest
 from theorembench.common.errors import InvalidSetting
 from theorembench.common.outputs import write_json
 from theorembench.common.progress import OnStep
+from theorembench.common.shard import Shard, shard_settings
 from theorembench.common.stats import proportion
+from theorembench.evaluate.shards import finished_shards, shard_signature
 from theorembench.llm import LLM
 from theorembench.llm.local import stop_private_servers
 from theorembench.methods.lmb.config import LMBConfig, load_config
@@ -49,6 +52,7 @@ def select_sources(repo: PaperRepo, month: str, paper_ids: list[str] | None) -> 
 
 
 VERSION = "1"  # bump when the stored outputs of the build's steps change shape
+SHARD_KIND = "lmb.build.shard"  # the run of one shard's theorems (its stages' steps are the build's own)
 
 
 def build_pipeline(cfg: LMBConfig, month: str) -> str:
@@ -113,13 +117,25 @@ async def run_build(
     latex_checker: Any = None,
     concurrency: int = 4,
     on_sources: Any = None,
+    shard: Shard | None = None,
+    merge_shards: int | None = None,
 ) -> BuildResult:
+    """The build (see :func:`build_lmb`); ``shard``: only the per-theorem stages of the shard's papers;
+    ``merge_shards``: the whole build, once every one of that many shards has finished."""
     repo = PaperRepo(store)
     sources, missing = select_sources(repo, month, paper_ids)
+    pipeline = build_pipeline(cfg, month)
+    signature = json_digest({"pipeline": pipeline, "papers": sorted(paper_ids) if paper_ids else None}, 24)
+    if merge_shards is not None:
+        finished_shards(store, SHARD_KIND, signature, merge_shards, rerun="")
+    if shard is not None:
+        sources = shard.select(sources, key=lambda src: src.paper_id)
     if on_sources:
         on_sources(len(sources))
-    builder = Builder(store, llm, cfg, pipeline=build_pipeline(cfg, month), events=events,
-                      latex_checker=latex_checker)  # fmt: skip
+    builder = Builder(store, llm, cfg, pipeline=pipeline, events=events, latex_checker=latex_checker)
+    if shard is not None:
+        return await _shard_build(store, llm, builder, sources, shard, shard_signature(signature, shard),
+                                  month=month, out_dir=out_dir, concurrency=concurrency)  # fmt: skip
     outcome = await build_items(builder, sources, concurrency=concurrency)
     full, pool = outcome.items, outcome.pool
     ge5 = eligible(full, cfg.filters.rubric_min)
@@ -191,18 +207,44 @@ async def run_build(
                        label=label)  # fmt: skip
 
 
+async def _shard_build(store: Store, llm: LLM, builder: Builder, sources: list[Source], shard: Shard, signature: str,
+                       *, month: str, out_dir: Path, concurrency: int) -> BuildResult:  # fmt: skip
+    """One shard's part of a build: every stage of its theorems up to the hard pool, stored as the build's own
+    steps, in a run of the shard's own. Calibration, the hard split, the audit and the files need the whole pool:
+    the merge makes them (it finds every theorem's steps stored and pays for none of them again)."""
+    llm.run_id = run_id = store.create_run(SHARD_KIND, signature, name=f"lmb {month} shard {shard}",
+                                           config={"month": month, "shard": shard.label})  # fmt: skip
+    try:
+        outcome = await build_items(builder, sources, concurrency=concurrency)
+    except BaseException:
+        store.set_run_status(run_id, "interrupted")
+        raise
+    funnel = {"theorems": len(sources), "generated": len(outcome.items), "pool": len(outcome.pool)}
+    rejections, calls_by_stage = tally(outcome, None, None, builder.cfg.filters.rubric_min)
+    costs = stage_costs(store, calls_by_stage, len(outcome.pool), unit="pooled item", order=STAGE_ORDER)
+    summary = {"month": month_label(month), "shard": shard.label, "run_id": run_id, "funnel": funnel, "costs": costs}
+    store.set_run_status(run_id, "finished", summary)
+    return BuildResult(out_dir, {}, funnel, costs, summary, rejections={k: dict(v) for k, v in rejections.items()},
+                       label=month_label(month))  # fmt: skip
+
+
 def build_lmb(store: Store, *, month: str, config: Path | None = None, generator: str | None = None,
               judges: list[str] | None = None, calibrator: str | None = None, papers: list[str] | None = None,
               out_dir: Path | None = None, overrides: dict[str, Any] | None = None, concurrency: int = 4,
-              on_sources: Callable[[int, int], None] | None = None,
-              on_step: OnStep | None = None) -> BuildResult:  # fmt: skip
+              on_sources: Callable[[int, int], None] | None = None, on_step: OnStep | None = None,
+              shard: str | Shard | None = None, merge_shards: int | None = None) -> BuildResult:  # fmt: skip
     """Build a month's splits from the stored theorems (or the given papers'); resumable.
 
     Settings come from the defaults, then ``config``, then the explicit arguments and
     ``overrides`` (dotted keys). Every model is checked before any work starts; a bad
     setting or model raises ``UserError``. ``on_sources(n_sources, stages_per_source)``
     is called once, ``on_step(key, stage, status)`` after every stage (as in every build).
+
+    ``shard="i/N"`` runs only the per-theorem stages of the papers shard i of N owns (by a hash of the paper
+    id), writing no file; ``merge_shards=N``, once the N shards have finished on this store, runs the build
+    over every paper: it finds their steps stored, makes the stages over the whole pool, and writes the files.
     """
+    shard, merge = shard_settings(shard, merge_shards)
     if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
         raise InvalidSetting("month", f"must be YYYY-MM, got {month!r}")
     cfg = load_config(config, **{"models.generator": generator, "models.judges": judges or None,
@@ -229,7 +271,8 @@ def build_lmb(store: Store, *, month: str, config: Path | None = None, generator
         try:
             return await run_build(store, llm, cfg, month=month, out_dir=out_dir or Path("lmb") / month_label(month),
                                    paper_ids=papers, events=BuildEvents(on_step=on_step), latex_checker=checker,
-                                   concurrency=concurrency, on_sources=sources_found)  # fmt: skip
+                                   concurrency=concurrency, on_sources=sources_found, shard=shard,
+                                   merge_shards=merge)  # fmt: skip
         finally:
             await llm.aclose()
 

@@ -8,9 +8,11 @@ The server listens on 127.0.0.1 and speaks four wire protocols:
 * OpenAI legacy completions (``POST /v1/completions``; non-streaming only), with
   ``echo`` and ``logprobs`` giving scripted per-token log-probabilities of the prompt
 
-(each also without the ``/v1`` prefix), ``GET /v1/models``, and JSON control
-endpoints: ``GET /_stats``, ``GET /_requests``, ``POST /_script``,
-``POST /_reset``, ``POST /_release``.
+(each also without the ``/v1`` prefix), ``GET /v1/models``, the batch APIs of OpenAI
+(``/v1/files``, ``/v1/batches``) and Anthropic (``/v1/messages/batches``), each batched
+request answered as if sent alone (see :mod:`.batches`; script key ``batch_hold``), and JSON
+control endpoints: ``GET /_stats``, ``GET /_requests``, ``POST /_script``,
+``POST /_reset``, ``POST /_release``, ``POST /_release_batches``.
 
 What it answers is driven by a *script* (a plain dict or a JSON file)::
 

@@ -36,7 +36,7 @@ _FAULT_KEYS = frozenset({"kind", "times", "on_hits", "retry_after", "delay_ms", 
 _RULE_KEYS = frozenset({"match", "model", "reply", "reasoning", "delay_ms", "faults", "usage", "finish_reason"})
 _SCRIPT_KEYS = frozenset(
     {"default", "rules", "fault_rate", "fault_kind", "seed", "max_responses", "echo", "models",
-     "logprob_rules", "logprob_default", "bos_token", "logprobs_mode", "barrier"}
+     "logprob_rules", "logprob_default", "bos_token", "logprobs_mode", "barrier", "batch_hold"}
 )  # fmt: skip
 _LOGPROB_RULE_KEYS = frozenset({"match", "logprob"})
 _LOGPROBS_MODES = ("echo", "generated", "none")

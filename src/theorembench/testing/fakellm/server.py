@@ -14,13 +14,14 @@ from typing import Any, Callable, Mapping
 from aiohttp import web
 
 from theorembench.testing.fakellm.addresses import Addresses
+from theorembench.testing.fakellm.batches import BatchEndpoints
 from theorembench.testing.fakellm.request_handling import LLMRequestHandler
 from theorembench.testing.fakellm.script import Script, load_script
 from theorembench.testing.fakellm.spawn import SpawnedFakeLLM, spawn
 from theorembench.testing.fakellm.wire import json_response
 
 
-class FakeLLMServer(LLMRequestHandler, Addresses):
+class FakeLLMServer(BatchEndpoints, LLMRequestHandler, Addresses):
     """In-process fake LLM server (aiohttp on its own event loop in a daemon thread).
 
     Use as a context manager or call :meth:`start` / :meth:`stop`.  All public
@@ -41,6 +42,7 @@ class FakeLLMServer(LLMRequestHandler, Addresses):
         self.keep_bodies = bool(keep_bodies)
         self._cond = threading.Condition(threading.Lock())
         self._ids = itertools.count(1)
+        self._init_batches()
         self._reset_counters()
         # event-loop side
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -195,6 +197,7 @@ class FakeLLMServer(LLMRequestHandler, Addresses):
         r.add_post("/_script", self._h_script)
         r.add_post("/_reset", self._h_reset)
         r.add_post("/_release", self._h_release)
+        self._add_batch_routes(r)
         return app
 
     async def _astart(self, host: str = "127.0.0.1") -> None:
@@ -214,6 +217,7 @@ class FakeLLMServer(LLMRequestHandler, Addresses):
 
     async def _astop(self) -> None:
         self._stopping = True
+        self._stop_batches()
         if self._wake is not None:
             self._wake.set()
         if self._runner is not None:

@@ -58,6 +58,9 @@ class SpawnedFakeLLM(Addresses):
     def release(self) -> None:
         self._call("POST", "/_release", {})
 
+    def release_batches(self) -> None:
+        self._call("POST", "/_release_batches", {})
+
     def stop(self, timeout: float = 10) -> None:
         """Terminate the child and wait for it (kills it if it does not exit in time)."""
         if self.proc.poll() is None:
