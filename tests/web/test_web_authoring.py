@@ -86,8 +86,9 @@ def test_new_question_is_a_draft_by_its_author(any_app):
     parsed = parse_tags(editor.text)
     previews = {attrs["name"]: attrs["data-preview-target"] for tag, attrs in parsed.tags
                 if tag == "textarea" and "data-preview-target" in attrs}  # fmt: skip
-    assert previews == {"statement": "q-statement-preview", "solution": "q-solution-preview"}
-    assert 'id="q-statement-preview"' in editor.text and 'id="sub-row-template"' in editor.text
+    assert previews == {"statement": "q-statement-preview", "solution": "q-solution-preview",
+                        "sub-0-text": "sub-0-text-preview", "sub-0-rationale": "sub-0-rationale-preview"}
+    assert 'id="q-statement-preview"' in editor.text and 'id="sub-0-rationale-preview"' in editor.text and 'id="sub-row-template"' in editor.text
     assert {a["src"] for t, a in parsed.tags if t == "script"} >= {"/static/editor.js", "/static/app.js"}
     assert parsed.script_text == []
 

@@ -2,8 +2,11 @@
 
 Math (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``) is kept as escaped text in an element with a
 ``data-math`` attribute (``inline`` or ``display``); ``static/app.js`` typesets it with KaTeX in
-the browser (trust off, expansion limits on). The HTML that markdown-it makes is then cleaned by
-nh3 (ammonia) with a short list of tags and attributes, and links only to http, https and mailto.
+the browser (trust off, expansion limits on). LaTeX environments written bare (``\\begin{align}…``,
+the matrices, ``cases``) are math too (web/math_env.py), so their ``\\\\`` rows survive Markdown; one
+that KaTeX sets only displayed (``align``, ``gather``) is marked ``display`` even inside ``$…$``.
+The HTML that markdown-it makes is then cleaned by nh3 (ammonia) with a short list of tags and
+attributes, and links only to http, https and mailto.
 So ``\\href{javascript:…}`` is either text or math, and never a live link.
 """
 
@@ -16,6 +19,8 @@ import nh3
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.texmath import texmath_plugin
+
+from theorembench.web.math_env import math_env_plugin, needs_display
 
 MAX_CHARS = 200_000  # longer text is refused by the routes (413) and cut here
 MAX_NESTING = 20  # markdown-it stops nesting blocks and inlines deeper than this
@@ -33,7 +38,8 @@ def _math_rule(display: bool):  # noqa: ANN202 - a markdown-it render rule
         text = html.escape(tokens[idx].content, quote=True)
         if display and tokens[idx].block:
             return f'<div data-math="display">{text}</div>\n'
-        return f'<span data-math="{"display" if display else "inline"}">{text}</span>'
+        shown = display or needs_display(tokens[idx].content)
+        return f'<span data-math="{"display" if shown else "inline"}">{text}</span>'
 
     return rule
 
@@ -45,6 +51,7 @@ def _markdown() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     dollarmath_plugin(md, allow_space=True, allow_digits=True, double_inline=True)
     texmath_plugin(md, delimiters="brackets")
+    math_env_plugin(md)
     for name in _INLINE:
         md.add_render_rule(name, _math_rule(False))
     for name in _DISPLAY:
