@@ -32,7 +32,7 @@ bench-smoke: setup
 	$(BIN)/python bench/sandbox.py --repeat 1 --n 4
 	$(BIN)/python bench/eternal_instantiate.py --quick
 	$(BIN)/python bench/improof_harness.py --turns 3 --repeat 1
-	$(BIN)/python bench/web_platform.py --graders 2 --seconds 3 --backends sqlite
+	$(BIN)/python bench/web_platform.py --graders 4 --seconds 3 --interval 0.5 --setups sqlite:1,sqlite:2
 
 clean:
 	rm -rf $(VENV) .theorembench demo-output results logs

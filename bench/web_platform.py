@@ -1,19 +1,27 @@
 """Autosave load on the grading platform: N simulated graders against the real server, on SQLite and PostgreSQL.
 
-For each backend and each N the platform runs in its own process (uvicorn on loopback, workers off) over a fresh
-store: a SQLite file in a temp folder, or a database on a throwaway PostgreSQL server started from Debian's
-package (the tests' helper, tests/helpers/pg.py). One active question with three answers; N graders, each logged in with
-their own session (all logins are done before the first save: argon2 is slow on purpose, and a storm of logins is
-not autosave load) and assigned the question with their own alias order, autosave their grade of Answer A every
-2 s (as static/grading.js does after its debounce) for --seconds, each save carrying the revision it last got.
+For each setup (a backend and a number of server processes) and each N the platform runs as
+``theorembench improof serve --processes P`` (uvicorn on loopback, no job workers) over a fresh store: a SQLite file in
+a temp folder, or a database on a throwaway PostgreSQL server started from Debian's package (the tests' helper,
+tests/helpers/pg.py). One active question with three answers; N graders, each logged in with their own session (all
+logins are done before the first save: argon2 is slow on purpose, and a storm of logins is not autosave load) and
+assigned the question with their own alias order, autosave their grade of one answer every --interval seconds for
+--seconds, each save carrying the revision it last got.
 
-  requests   saves sent;  p50 / p99   save latency in ms as the client saw it
-  errors     saves answered other than 200 (a 409 counts: no grader shares a grade, so none should happen)
-  lost       graders whose stored grade (read back from the store after the run) is not their last acknowledged
-             write (its comment and revision)
+The conflict mix: a share of the graders (--conflicts) grade in two tabs at once, two sessions saving the same grade.
+Their saves collide: a stale revision is answered 409 with the stored grade, and the tab merges as the page does
+(the stored comment plus its own new words) and saves again. Each save's comment holds words ("<tab>:<k>"); a word
+the server acknowledged must still be in the grade stored at the end.
+
+  saves      requests sent;  p50 / p99   their latency in ms as the client saw it
+  409        conflicts answered (only the two-tab graders can meet one)
+  errors     answers other than 200 and 409, and transport failures
+  lost       acknowledged words missing from the stored grade, plus graders whose stored revision is not the last
+             one acknowledged to them (must be 0)
   baseline   p50 of GET /healthz round trips on the same server just before the load; ratio = save p50 / it
 
-Usage:  python bench/web_platform.py [--graders 10,25,50] [--seconds 60] [--backends sqlite,postgresql] [--quick]
+Usage:  python bench/web_platform.py [--graders 50,200] [--interval 0.5] [--seconds 30] [--conflicts 0.25]
+                                     [--setups sqlite:1,postgresql:4] [--quick] [--json FILE]
 """
 
 from __future__ import annotations
@@ -37,7 +45,6 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 PASSWORD = "bench-password-1"
-INTERVAL_S = 2.0
 P99_LIMIT_MS = 200.0
 PROBLEM = """\
 id: bench-grading
@@ -50,12 +57,6 @@ subquestions:
   - text: "What is 1 + 1?"
     answer: "2"
     kind: integer
-"""
-SERVER = """
-import sys, uvicorn
-from theorembench.web.app import create_app
-app = create_app(sys.argv[1], secret_key="bench secret", workers=0)
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", access_log=False)
 """
 _CSRF = re.compile(r'name="csrf[_-]token" (?:value|content)="([^"]+)"')
 _REVISION = re.compile(r'id="grade-form"[^>]*data-revision="(\d+)"')
@@ -105,13 +106,19 @@ def _setup(db: str, graders: int) -> list[dict]:
 class Platform:
     """The platform in a child process on a free loopback port."""
 
-    def __init__(self, db: str):
+    def __init__(self, db: str, processes: int):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([sys.executable, "-c", SERVER, db, str(self.port)], cwd=HERE.parent)
+        command = [sys.executable, "-m", "theorembench.cli", "improof", "serve", "--db", db, "--port", str(self.port),
+                   "--workers", "0", "--processes", str(processes)]  # fmt: skip
+        env = os.environ | {"THEOREMBENCH_WEB_SECRET": "bench secret"}
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop(); the access log, shown if start fails
+        self.proc = subprocess.Popen(command, cwd=HERE.parent, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                self.log.seek(0)
+                sys.stderr.write(self.log.read().decode(errors="replace")[-4000:])
                 raise RuntimeError(f"the platform exited with {self.proc.returncode} while starting")
             try:
                 if httpx.get(self.url + "/healthz", trust_env=False, timeout=2).status_code == 200:
@@ -128,10 +135,13 @@ class Platform:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.log.close()
 
 
 def _baseline(url: str, n: int = 200) -> float:
     with httpx.Client(base_url=url, trust_env=False, timeout=10) as client:
+        for _ in range(50):  # every server process has answered once before the clock
+            client.get("/healthz").raise_for_status()
         times = []
         for _ in range(n):
             t0 = time.perf_counter()
@@ -140,72 +150,95 @@ def _baseline(url: str, n: int = 200) -> float:
     return statistics.median(times) * 1000
 
 
-def _grader(url: str, who: dict, ready: threading.Barrier, clock: dict, seconds: float, out: dict) -> None:
-    latencies, errors, acked = [], 0, None
-    with httpx.Client(base_url=url, trust_env=False, timeout=30) as client:
+def _login(client: httpx.Client, who: dict) -> tuple[str, int]:
+    """Log in, open the grade's page: the CSRF token and the revision the page holds."""
+    token = _CSRF.search(client.get("/login").text).group(1)
+    done = client.post("/login", data={"email": who["email"], "password": PASSWORD, "csrf_token": token})
+    if done.status_code != 303:
+        raise RuntimeError(f"login of {who['email']} answered {done.status_code}")
+    page = client.get("/grade/bench-grading", params={"answer": who["alias"]})  # aliases are drawn per grader
+    page.raise_for_status()
+    return _CSRF.search(page.text).group(1), int(_REVISION.search(page.text).group(1))
+
+
+def _tab(url: str, who: dict, tab: str, load: dict, out: dict) -> None:
+    """One browser tab of one grader: autosaves, merging on a conflict as static/grading.js lets the grader do."""
+    latencies, errors, conflicts, acked_words, acked = [], 0, 0, set(), (None, 0)
+    mine: list[str] = []  # the words this tab has typed
+    with httpx.Client(base_url=url, trust_env=False, timeout=60) as client:
         try:
-            token = _CSRF.search(client.get("/login").text).group(1)
-            done = client.post("/login", data={"email": who["email"], "password": PASSWORD, "csrf_token": token})
-            if done.status_code != 303:
-                raise RuntimeError(f"login of {who['email']} answered {done.status_code}")
-            page = client.get("/grade/bench-grading", params={"answer": who["alias"]})  # aliases are drawn per grader
-            page.raise_for_status()
-            token, revision = _CSRF.search(page.text).group(1), int(_REVISION.search(page.text).group(1))
+            token, revision = _login(client, who)
         except BaseException:
-            ready.abort()  # the others stop waiting (BrokenBarrierError): the run counts the missing graders as errors
+            load["ready"].abort()  # the others stop waiting (BrokenBarrierError): the missing tabs count as errors
             raise
-        # every grader has logged in (argon2 is slow on purpose) before anyone saves: the run measures autosave alone
-        ready.wait()
-        start, stop = clock["start"], clock["start"] + seconds
-        due = start + random.uniform(0, INTERVAL_S)  # graders do not all type in step
+        load["ready"].wait()  # every tab has logged in (argon2 is slow on purpose) before anyone saves
+        interval = load["interval"]
+        start, stop = load["start"], load["start"] + load["seconds"]
+        due = start + random.uniform(0, interval)  # graders do not all type in step
+        base: list[str] = []  # the words of the stored comment this tab last saw
         k = 0
         while due < stop:
             time.sleep(max(0.0, due - time.monotonic()))
             k += 1
-            comment = f"{who['email']} save {k}"
-            body = {"progress": str(k % 4), "indicators": json.dumps({"insight": "not_sure"}), "comment": comment,
-                    "status": "incomplete", "revision": str(revision)}  # fmt: skip
-            t0 = time.perf_counter()
-            try:
-                answer = client.post(f"/grade/bench-grading/{who['alias']}", json=body,
-                                     headers={"X-CSRF-Token": token})  # fmt: skip
-            except httpx.HTTPError:
-                errors += 1
-            else:
+            mine.append(f"{tab}:{k}")
+            for _attempt in range(5):  # a conflict is merged and saved again at once
+                words = list(dict.fromkeys(base + mine))
+                body = {"progress": str(k % 4), "indicators": json.dumps({"insight": "not_sure"}),
+                        "comment": " ".join(words), "status": "incomplete", "revision": str(revision)}  # fmt: skip
+                t0 = time.perf_counter()
+                try:
+                    answer = client.post(f"/grade/bench-grading/{who['alias']}", json=body,
+                                         headers={"X-CSRF-Token": token})  # fmt: skip
+                except httpx.HTTPError:
+                    errors += 1
+                    break
                 latencies.append((time.perf_counter() - t0) * 1000)
                 if answer.status_code == 200:
                     revision = answer.json()["revision"]
-                    acked = (comment, revision)
-                else:
+                    acked_words.update(words)
+                    acked = (" ".join(words), revision)
+                    base = words
+                    break
+                if answer.status_code != 409:
                     errors += 1
-            due += INTERVAL_S
-    out[who["email"]] = {"latencies": latencies, "errors": errors, "acked": acked}
+                    break
+                conflicts += 1
+                current = answer.json()["current"]
+                base, revision = current["comment"].split(), current["revision"]
+            due += interval
+    out[(who["email"], tab)] = {"latencies": latencies, "errors": errors, "conflicts": conflicts,
+                                "words": acked_words, "acked": acked}  # fmt: skip
 
 
 def _lost(db: str, graders: list[dict], results: dict) -> int:
+    """Acknowledged words missing from the stored grades, and graders whose stored revision is not the last
+    acknowledged one."""
     from theorembench.methods.improof.grades import get_grade
     from theorembench.store import open_store
 
     lost = 0
     with open_store(db) as store:
         for who in graders:
-            acked = results.get(who["email"], {}).get("acked")
+            tabs = [r for (email, _), r in results.items() if email == who["email"]]
             grade = get_grade(store, who["answer_id"], who["email"])
-            stored = (grade.comment, grade.revision) if grade else None
-            lost += acked is not None and stored != acked
+            stored_words = set(grade.comment.split()) if grade else set()
+            lost += sum(len(r["words"] - stored_words) for r in tabs)
+            last = max((r["acked"] for r in tabs), key=lambda acked: acked[1], default=(None, 0))
+            if last[0] is not None and (grade is None or (grade.comment, grade.revision) != last):
+                lost += 1
     return lost
 
 
-def run_one(db: str, graders: int, seconds: float) -> dict:
+def run_one(db: str, processes: int, graders: int, load: dict) -> dict:
     people = _setup(db, graders)
-    platform = Platform(db)
+    two_tabs = round(graders * load["conflicts"])
+    tabs = [(who, tab) for n, who in enumerate(people) for tab in ("a", "b")[: 2 if n < two_tabs else 1]]
+    platform = Platform(db, processes)
     try:
         baseline = _baseline(platform.url)
         results: dict = {}
-        clock: dict = {}
-        ready = threading.Barrier(len(people), action=lambda: clock.update(start=time.monotonic() + 0.5))
-        threads = [threading.Thread(target=_grader, args=(platform.url, who, ready, clock, seconds, results))
-                   for who in people]  # fmt: skip
+        load = load | {"ready": threading.Barrier(len(tabs), action=lambda: load.update(start=time.monotonic() + 0.5))}
+        threads = [threading.Thread(target=_tab, args=(platform.url, who, tab, load, results)) for who, tab in tabs]
         for t in threads:
             t.start()
         for t in threads:
@@ -213,10 +246,12 @@ def run_one(db: str, graders: int, seconds: float) -> dict:
     finally:
         platform.stop()
     latencies = [x for r in results.values() for x in r["latencies"]]
-    failed = graders - len(results)  # a grader thread that died (login or page failed)
+    failed = len(tabs) - len(results)  # a tab whose thread died (login or page failed)
     errors = sum(r["errors"] for r in results.values()) + failed
     p50 = _pct(latencies, 0.5)
-    return {"graders": graders, "requests": len(latencies) + sum(r["errors"] for r in results.values()),
+    return {"graders": graders, "two_tab_graders": two_tabs, "processes": processes,
+            "requests": len(latencies) + sum(r["errors"] for r in results.values()),
+            "rate_per_s": len(latencies) / load["seconds"], "conflicts": sum(r["conflicts"] for r in results.values()),
             "p50_ms": p50, "p99_ms": _pct(latencies, 0.99), "errors": errors, "lost": _lost(db, people, results),
             "baseline_ms": baseline, "ratio": p50 / baseline}  # fmt: skip
 
@@ -232,16 +267,20 @@ def _postgres():
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--graders", default="10,25,50")
-    ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--backends", default="sqlite,postgresql")
+    ap.add_argument("--graders", default="50,200")
+    ap.add_argument("--interval", type=float, default=0.5, help="seconds between one tab's saves")
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--conflicts", type=float, default=0.25, help="share of the graders saving from two tabs")
+    ap.add_argument("--setups", default="sqlite:1,postgresql:4", help="backend:server processes, comma-separated")
     ap.add_argument("--quick", action="store_true", help="2 and 5 graders for 6 s")
     ap.add_argument("--json")
     args = ap.parse_args()
     counts = [2, 5] if args.quick else [int(n) for n in args.graders.split(",")]
-    seconds = 6.0 if args.quick else args.seconds
+    load = {"interval": args.interval, "seconds": 6.0 if args.quick else args.seconds, "conflicts": args.conflicts}
+    setups = [(backend, int(processes or 1)) for backend, _, processes in
+              (item.partition(":") for item in args.setups.split(","))]  # fmt: skip
     rows = []
-    for backend in args.backends.split(","):
+    for backend, processes in setups:
         pg = _postgres() if backend == "postgresql" else None
         try:
             with tempfile.TemporaryDirectory(prefix="tb-bench-platform-") as tmp:
@@ -252,24 +291,26 @@ def main() -> None:
                         name = "bench_" + uuid.uuid4().hex[:12]
                         pg.admin(f"CREATE DATABASE {name}")
                         db = pg.url(name)
-                    rows.append({"backend": backend} | run_one(db, n, seconds))
+                    rows.append({"backend": backend} | run_one(db, processes, n, load))
                     r = rows[-1]
-                    print(f"{backend:10} N={n:3}  {r['requests']:6} saves  p50 {r['p50_ms']:7.1f} ms  "
-                          f"p99 {r['p99_ms']:7.1f} ms  errors {r['errors']}  lost {r['lost']}  "
-                          f"healthz p50 {r['baseline_ms']:.1f} ms  ratio {r['ratio']:.1f}x", flush=True)  # fmt: skip
+                    print(f"{backend:10} P={processes} N={n:3}  {r['requests']:6} saves ({r['rate_per_s']:.0f}/s)  "
+                          f"p50 {r['p50_ms']:7.1f} ms  p99 {r['p99_ms']:7.1f} ms  409 {r['conflicts']}  "
+                          f"errors {r['errors']}  lost {r['lost']}  ratio {r['ratio']:.1f}x", flush=True)  # fmt: skip
         finally:
             if pg is not None:
                 pg.stop()
-    print(f"\nautosave every {INTERVAL_S:.0f} s per grader for {seconds:.0f} s; ratio = save p50 / GET /healthz p50")
-    print(f"{'backend':10} {'N':>4} {'requests':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'lost':>5} "
-          f"{'healthz':>8} {'ratio':>6}")  # fmt: skip
+    print(f"\none save every {load['interval']:g} s per tab for {load['seconds']:.0f} s; {load['conflicts']:.0%} of "
+          "the graders in two tabs; ratio = save p50 / GET /healthz p50")  # fmt: skip
+    print(f"{'backend':10} {'proc':>4} {'N':>4} {'saves':>7} {'/s':>5} {'p50 ms':>8} {'p99 ms':>8} {'409':>5} "
+          f"{'errors':>7} {'lost':>5} {'healthz':>8} {'ratio':>6}")  # fmt: skip
     for r in rows:
-        print(f"{r['backend']:10} {r['graders']:4} {r['requests']:9} {r['p50_ms']:8.1f} {r['p99_ms']:8.1f} "
-              f"{r['errors']:7} {r['lost']:5} {r['baseline_ms']:8.1f} {r['ratio']:5.1f}x")  # fmt: skip
-    for backend in dict.fromkeys(r["backend"] for r in rows):
-        ok = [r["graders"] for r in rows if r["backend"] == backend and r["p99_ms"] < P99_LIMIT_MS
-              and r["errors"] == 0 and r["lost"] == 0]  # fmt: skip
-        print(f"{backend}: largest N with p99 < {P99_LIMIT_MS:.0f} ms, 0 errors, 0 lost writes: "
+        print(f"{r['backend']:10} {r['processes']:4} {r['graders']:4} {r['requests']:7} {r['rate_per_s']:5.0f} "
+              f"{r['p50_ms']:8.1f} {r['p99_ms']:8.1f} {r['conflicts']:5} {r['errors']:7} {r['lost']:5} "
+              f"{r['baseline_ms']:8.1f} {r['ratio']:5.1f}x")  # fmt: skip
+    for backend, processes in setups:
+        ok = [r["graders"] for r in rows if (r["backend"], r["processes"]) == (backend, processes)
+              and r["p99_ms"] < P99_LIMIT_MS and r["errors"] == 0 and r["lost"] == 0]  # fmt: skip
+        print(f"{backend} ({processes} process{'es' if processes > 1 else ''}): largest N with p99 < {P99_LIMIT_MS:.0f} ms, 0 errors, 0 lost: "
               f"{max(ok) if ok else 'none of those measured'}")  # fmt: skip
     if args.json:
         with open(args.json, "w") as f:

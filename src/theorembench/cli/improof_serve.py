@@ -28,6 +28,9 @@ def serve_cmd(
                                                   "else the embedded model).")] = None,
     workers: Annotated[int, typer.Option("--workers", min=0, help="Background threads running model tests and "
                                          "evaluations (0: queue only, another process runs them).")] = 1,
+    processes: Annotated[int, typer.Option("--processes", min=1, help="Server processes answering requests (each "
+                                           "with its --workers job threads); use a PostgreSQL store with several.")]
+    = 1,
     db: DbOption = None,
 ) -> None:
     """Serve the IMProofBench platform: authoring, review, evaluations, blind grading, statistics.
@@ -39,13 +42,21 @@ def serve_cmd(
     import uvicorn
 
     from theorembench.web.app import create_app
+    from theorembench.web.served import FACTORY, serve_environment
 
-    with user_errors():
+    with user_errors():  # the store is opened (and migrated) once here, so that bad input fails before any process
         app = create_app(db, secret_key=os.environ.get(SECRET_ENV), smtp_url=os.environ.get(SMTP_ENV), models=model,
-                         workers=workers)  # fmt: skip
-    out.print(plain(f"IMProofBench platform on http://{host}:{port}/ (create the first admin with "
+                         workers=workers if processes == 1 else 0)  # fmt: skip
+    how = f" in {processes} processes" if processes > 1 else ""
+    out.print(plain(f"IMProofBench platform on http://{host}:{port}/{how} (create the first admin with "
                     "'theorembench improof admin create EMAIL')"))  # fmt: skip
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    if processes == 1:
+        uvicorn.run(app, host=host, port=port, log_level="info")
+        return
+    app.state.store.close()
+    os.environ.update(serve_environment(db, secret_key=os.environ.get(SECRET_ENV), smtp_url=os.environ.get(SMTP_ENV),
+                                        models=model, job_workers=workers))  # fmt: skip
+    uvicorn.run(FACTORY, factory=True, workers=processes, host=host, port=port, log_level="info")
 
 
 @admin_app.command("create")
