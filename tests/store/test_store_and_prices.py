@@ -20,7 +20,8 @@ def test_migrations_apply_once(db_url):
                            "improof_verdicts", "improof_verdict_overrides", "improof_grades", "improof_grade_corrections",
                            "web_users", "web_user_roles", "web_sessions", "web_tokens", "web_outbox",
                            "web_rate_limits", "web_reviews", "web_jobs", "web_grading", "web_flags",
-                           "llm_batches", "llm_batch_requests"}
+                           "llm_batches", "llm_batch_requests", "web_review_invitations",
+                           "web_review_messages"}
     if store.backend == "sqlite":
         assert store.fetch(sa.text("PRAGMA journal_mode"))[0][0] == "wal"
     run = store.create_run("k", "sig")

@@ -384,7 +384,8 @@ def test_question_life_from_editor_to_statistics(open_page: Any, platform: Any, 
     admin.get_by_test_id("nav-stats").click()
     admin.wait_for_url("**/admin/stats")
     browser_log.snap(admin, "stats-page")
-    admin.locator(".stats-scroll").evaluate("(el) => { el.scrollLeft = el.scrollWidth; }")  # the table's right part
+    admin.locator(".stats-scroll", has=admin.get_by_test_id("stats-models")).evaluate(
+        "(el) => { el.scrollLeft = el.scrollWidth; }")  # the per-model table's right part
     browser_log.snap(admin, "stats-page-per-model-table-right")
     models = admin.get_by_test_id("stats-model")
     assert models.get_by_test_id("stats-model-name").all_text_contents() == [ALPHA, BETA]
@@ -404,7 +405,7 @@ def test_question_life_from_editor_to_statistics(open_page: Any, platform: Any, 
     # beta: one subquestion of two right; grader one gave up on it, so no complete grade
     assert beta.get_by_test_id("stats-score").text_content() == "50.0% [5.5–94.5] n=1"
     assert beta.get_by_test_id("stats-all-correct").text_content() == "0.0% [0.0–79.3] n=1"
-    assert beta.get_by_test_id("stats-mean-progress").text_content() == "n=0"
+    assert beta.get_by_test_id("stats-mean-progress").text_content() == "no complete grades yet (n=0)"
     assert beta.get_by_test_id("stats-grades").text_content() == "0 (+1 left out)"
     # the indicators of alpha's two grades: the first false both times, the second true both times (Wilson, n=2)
     ind = admin.locator(f'[data-testid="stats-indicators"][data-model="{ALPHA}"]')

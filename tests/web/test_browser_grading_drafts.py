@@ -154,8 +154,8 @@ def test_complete_too_early_names_and_highlights_the_missing_fields(open_page: A
     state = page.get_by_test_id("autosave-state")
     expect(state).to_have_text("Saved, not yet complete", timeout=15_000)
     note = page.get_by_test_id("grade-missing")
-    expect(note).to_have_text("Saved, but not yet complete: fill in Overall progress, Incorrect logic, Calculation, "
-                              "Conceptual, Understanding, Correct result, Insight, Usefulness.")  # fmt: skip
+    expect(note).to_have_text("Saved, but not yet complete: fill in Overall progress, Incorrect Logic, Calculation, "
+                              "Conceptual, Understanding, Correct Result, Insight, Usefulness.")  # fmt: skip
     expect(page.get_by_test_id("field-progress")).to_have_class("missing")
     expect(page.get_by_test_id("indicator-usefulness")).to_have_class("indicator missing")
     expect(page.get_by_test_id("indicator-hallucinated")).to_have_class("indicator")

@@ -197,7 +197,7 @@ def test_question_page_renders_math_and_escapes_html(app, world):
     assert page.status_code == 200
     assert "&lt;b&gt;Bold&lt;/b&gt; title" in page.text and "<script>x</script>" not in page.text
     assert '<span data-math="inline">x^2</span>' in page.text
-    assert 'data-testid="subquestion-answer">4<' in page.text and 'data-testid="subquestion-points">2<' in page.text
+    assert 'data-testid="subquestion-answer">4<' in page.text and 'data-testid="subquestion-points">2 points<' in page.text
     assert 'data-testid="rating-insight">5<' in page.text
     assert 'class="tag tag-open" data-testid="question-tag">open problem<' in page.text
     assert 'data-testid="reviews-section"' in page.text  # the reviews partial is included

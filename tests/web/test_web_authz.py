@@ -59,11 +59,25 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("GET", "/verify/{token}"): NOBODY,  # an unknown token: 404 for everyone
     ("GET", "/invite/{token}"): NOBODY,
     ("POST", "/invite/{token}"): NOBODY,
+    ("GET", "/review-guidelines"): ANYONE,
+    ("GET", "/review-invitations/{token}"): NOBODY,  # an unknown token: 404 for everyone
+    ("GET", "/review-invitations/{token}/decline"): NOBODY,
+    ("POST", "/review-invitations/{token}/accept"): NOBODY,
+    ("POST", "/review-invitations/{token}/decline"): NOBODY,
+    ("GET", "/about"): ANYONE,
+    ("GET", "/privacy"): ANYONE,
+    ("GET", "/reset"): ANYONE,
+    ("POST", "/reset"): ANYONE,  # the same answer for every address: an invalid one is told to fix it (400)
+    ("GET", "/reset/{token}"): NOBODY,  # an unknown token
+    ("POST", "/reset/{token}"): NOBODY,
     # any signed-in member
     ("POST", "/preview"): MEMBERS,
     ("GET", "/questions"): MEMBERS,
     ("GET", "/reviews"): MEMBERS,
     ("GET", "/grade"): MEMBERS,
+    ("GET", "/profile"): MEMBERS,
+    ("POST", "/profile/password"): MEMBERS,  # the current password is checked (400 without it)
+    ("GET", "/contributors"): MEMBERS,
     # writing questions: contributors and admins
     ("GET", "/questions/new"): frozenset({"contributor", "author", "other_author", "admin"}),
     ("POST", "/questions/new"): frozenset({"contributor", "author", "other_author", "admin"}),
@@ -80,12 +94,16 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("POST", "/questions/{pid}/reviews/{rid}/accept"): frozenset({"reviewer"}),
     ("POST", "/questions/{pid}/reviews/{rid}/decline"): frozenset({"reviewer"}),
     ("POST", "/questions/{pid}/reviews/{rid}/response"): frozenset({"author"}),
+    # the review's discussion and a further round: its author, its reviewer, admins (400 here: not submitted yet)
+    ("POST", "/questions/{pid}/reviews/{rid}/messages"): frozenset({"author", "reviewer", "admin"}),
+    ("POST", "/questions/{pid}/reviews/{rid}/round"): frozenset({"author", "reviewer", "admin"}),
     # a job of the author's
     ("GET", "/jobs/{job_id}"): frozenset({"author", "admin"}),
-    # blind grading of the active question: its assigned grader only (not even admins)
-    ("GET", "/grade/{pid}"): frozenset({"grader"}),
-    ("POST", "/grade/{pid}/notes"): frozenset({"grader"}),
-    ("POST", "/grade/{pid}/flag"): frozenset({"grader"}),
+    # blind grading of the active question: its assigned grader and its author (not even admins); the author's
+    # answers have names of their own, so the grader's answer name is not theirs
+    ("GET", "/grade/{pid}"): frozenset({"grader", "author"}),
+    ("POST", "/grade/{pid}/notes"): frozenset({"grader", "author"}),
+    ("POST", "/grade/{pid}/flag"): frozenset({"grader", "author"}),
     ("POST", "/grade/{pid}/{alias}"): frozenset({"grader"}),
     # administration
     ("GET", "/admin/outbox"): ADMIN,
@@ -93,6 +111,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("GET", "/admin/evaluations"): ADMIN,
     ("POST", "/admin/evaluations"): ADMIN,
     ("GET", "/admin/evaluations/{job_id}"): ADMIN,
+    ("GET", "/admin/evaluations/runs/{run_id}"): ADMIN,
     ("POST", "/admin/answers/{answer_id}/verdicts/{sub_index}"): ADMIN,
     ("GET", "/admin/grading"): ADMIN,
     ("POST", "/admin/grading"): ADMIN,
@@ -102,13 +121,16 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("GET", "/admin/stats/charts/{name}"): NOBODY,  # no chart on a store without grades: 404 for everyone
     ("GET", "/admin/export/{name}"): ADMIN,
     ("GET", "/admin/users"): ADMIN,
+    ("GET", "/admin/assign"): ADMIN,
+    ("POST", "/admin/assign"): ADMIN,
 }
 
 # Paths where {pid} is not the question under review.
 DRAFT_ROUTES = {"/questions/{pid}/edit", "/questions/{pid}/submit"}
 ACTIVE_ROUTES = {"/grade/{pid}", "/grade/{pid}/notes", "/grade/{pid}/flag", "/grade/{pid}/{alias}"}
 # Admin pages and unknown tokens answer 404 to anonymous visitors; members' pages send them to log in.
-LOGIN_FIRST_FOR_ANONYMOUS = {("GET", p) for p in ("/questions", "/reviews", "/grade", "/questions/new",
+LOGIN_FIRST_FOR_ANONYMOUS = {("GET", p) for p in ("/questions", "/reviews", "/grade", "/questions/new", "/profile",
+                                                 "/contributors",
                                                  "/questions/{pid}", "/questions/{pid}/edit",
                                                  "/questions/{pid}/reviews/{rid}", "/jobs/{job_id}",
                                                  "/grade/{pid}")}  # fmt: skip
@@ -178,7 +200,7 @@ def _fill(path: str, world: dict[str, Any]) -> str:
         pid = "q-draft"
     values = {"pid": pid, "rid": str(world["review_id"]), "job_id": "job-matrix", "alias": world["alias"],
               "answer_id": world["answers"]["q-active"], "sub_index": "0", "flag_id": str(world["flag_id"]),
-              "token": "no-such-token", "name": "grades.csv"}  # fmt: skip
+              "token": "no-such-token", "name": "grades.csv", "run_id": "run-matrix"}  # fmt: skip
     for key, value in values.items():
         path = path.replace("{" + key + "}", value)
     return path

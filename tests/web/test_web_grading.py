@@ -176,7 +176,8 @@ def test_autosave_round_trip_and_a_stale_revision_is_refused(any_app, tmp_path):
 
     second = _save(client, pid, "A", 1, progress="3", indicators=ALL_TRUE, status="complete")
     assert second.status_code == 200
-    assert second.json() == {"revision": 2, "status": "complete", "all_final": True, "correction": False}
+    assert second.json() == {"revision": 2, "status": "complete", "all_final": True, "correction": False,
+                             "final": True, "graded": 1, "to_grade": 1}  # fmt: skip
     incomplete = _save(client, pid, "A", 2, status="complete")  # a complete grade needs every field
     assert incomplete.status_code == 200 and incomplete.json()["status"] == "incomplete"
     assert incomplete.json()["missing"][0] == {"name": "progress", "label": "Overall progress"}
@@ -206,7 +207,7 @@ def test_complete_too_early_saves_what_was_given_and_names_the_missing_fields(ap
     assert early.status_code == 200
     body = early.json()
     assert (body["revision"], body["status"]) == (1, "incomplete")
-    labels = ["Incorrect logic", "Calculation", "Conceptual", "Understanding", "Correct result", "Usefulness"]
+    labels = ["Incorrect Logic", "Calculation", "Conceptual", "Understanding", "Correct Result", "Usefulness"]
     assert [m["label"] for m in body["missing"]] == labels
     assert [m["name"] for m in body["missing"]][:2] == ["incorrect_logic", "calculation"]
     assert body["message"] == "Saved, but not yet complete: fill in " + ", ".join(labels) + "."
@@ -250,7 +251,8 @@ def test_reveal_after_all_final_only_for_that_grader(app, tmp_path):
     assert done.json()["all_final"] is False
     assert 'data-testid="reveal"' not in one.get(f"/grade/{pid}").text
     last = _save(one, pid, "B", 0, status="given_up", comment="Only the statement is repeated.")
-    assert last.json() == {"revision": 1, "status": "given_up", "all_final": True, "correction": False}
+    assert last.json() == {"revision": 1, "status": "given_up", "all_final": True, "correction": False,
+                           "final": True, "graded": 2, "to_grade": 2}  # fmt: skip
     page = one.get(f"/grade/{pid}").text
     assert f'data-testid="reveal-model-A">{MODELS[0]}<' in page and f'data-testid="reveal-model-B">{MODELS[1]}<' in page
     assert GradingRepo(app.state.store).assignment(pid, ids[G1])["revealed_at"] is not None
@@ -302,7 +304,8 @@ def test_after_the_reveal_grades_are_frozen_and_a_change_is_kept_as_a_correction
     assert f'data-testid="reveal-model-A">{MODELS[0]}<' in one.get(f"/grade/{pid}").text
     rewrite = _save(one, pid, "A", 1, progress="3", indicators=ALL_TRUE, status="complete", comment="Full marks.")
     assert rewrite.status_code == 200
-    assert rewrite.json() == {"revision": 2, "status": "complete", "all_final": True, "correction": True}
+    assert rewrite.json() == {"revision": 2, "status": "complete", "all_final": True, "correction": True,
+                              "final": True, "graded": 2, "to_grade": 2}  # the blind grade counts: given up, final
     kept = get_grade(store, answers[0], G1)
     assert (kept.status, kept.progress, kept.comment, kept.revision) == ("given_up", None, "Cannot follow it.", 1)
     [fix] = list_corrections(store, answer_id=answers[0])

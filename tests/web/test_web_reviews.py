@@ -1,5 +1,6 @@
 """Reviews on the platform: invitation, accept or decline, the review and its effect on the question, the author's
-response, anonymity towards the author, and who may open or act on a review."""
+response (the first message of the review's discussion), anonymity towards the author ("Reviewer 1"), the
+administrator told of a finished review, and who may open or act on a review."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from theorembench.common.errors import UserError
 from theorembench.methods.improof.catalog import set_status
 from theorembench.methods.improof.problems import Problem
 from theorembench.store.improof import ImproofRepo
+from theorembench.store.review_rounds import MessageRepo
 from theorembench.web import accounts, authoring, reviews
 from theorembench.web.auth import hash_password
 from theorembench.web.context import Ctx, finish, guard
@@ -100,15 +102,19 @@ def test_invite_accept_not_suitable_back_to_draft_then_author_responds(any_app):
     changed = post_form(reviewer, path, {"recommendation": "recommend", "comment": "Changed my mind."})
     assert changed.status_code == 404  # draft
 
-    # anonymity: the author's page never names the reviewer; the admin's does
+    [to_admin] = _mails(app, ADMIN)  # the administrator who invited is told the review is complete
+    assert to_admin["subject"] == "IMProofBench: a review is complete" and "not suitable" in to_admin["body"]
+    assert f"/questions/{PID}#review-{rid}" in to_admin["body"]
+
+    # anonymity: the author's page never names the reviewer (only "Reviewer 1"); the admin's does
     author_page = author.get(f"/t/questions/{PID}").text
-    assert "Anonymous reviewer" in author_page and "<em>Lemma 2</em>" in author_page
+    assert 'data-testid="review-label">Reviewer 1<' in author_page and "<em>Lemma 2</em>" in author_page
     assert REVIEWER not in author_page and "rev@" not in author_page and ids["reviewer"] not in author_page
     assert 'data-testid="review-response-form"' in author_page
     admin_page = admin.get(f"/t/questions/{PID}").text
     assert REVIEWER in admin_page and "(anonymous to the author)" in admin_page
     real = author.get(f"/questions/{PID}")  # the question page itself (its status history names actors too)
-    assert real.status_code == 200 and "Anonymous reviewer" in real.text
+    assert real.status_code == 200 and 'data-testid="review-label">Reviewer 1<' in real.text
     assert REVIEWER not in real.text and "rev@" not in real.text and ids["reviewer"] not in real.text
     assert REVIEWER in admin.get(f"/questions/{PID}").text
 
@@ -121,6 +127,7 @@ def test_invite_accept_not_suitable_back_to_draft_then_author_responds(any_app):
         parsed = parse_tags(html)
         assert parsed.script_text == [] and all(tag != "style" and "style" not in attrs for tag, attrs in parsed.tags)
     assert 'data-testid="review-author-response"' in seen and "Fixed: the claim is now" in seen
+    assert 'data-testid="thread-who">Author<' in seen  # the reviewer reads it in the review's discussion
     assert [m["subject"] for m in _mails(app, REVIEWER)][0] == "IMProofBench: the author responded to your review"
     empty = post_form(author, f"/questions/{PID}/reviews/{rid}/response", {"response": " "})
     assert empty.status_code == 400
@@ -151,7 +158,7 @@ def test_decline_and_a_signed_recommendation(app):
     assert signed.status_code == 303
     assert ImproofRepo(app.state.store).problem(PID)["status"] == "under_review"  # a recommendation moves nothing
     author_page = author.get(f"/t/questions/{PID}").text
-    assert OTHER in author_page and "Anonymous reviewer" not in author_page  # signed review: the author sees who
+    assert OTHER in author_page and 'data-testid="review-label">Reviewer 1<' in author_page  # signed: named too
     assert REVIEWER not in author_page  # the declined invitation is not shown to the author
     admin_page = admin.get(f"/t/questions/{PID}").text
     assert REVIEWER in admin_page and 'data-testid="review-state">Declined<' in admin_page
@@ -162,6 +169,8 @@ def test_decline_and_a_signed_recommendation(app):
     everyone = admin.get("/reviews").text
     assert everyone.count('data-testid="reviews-row"') == 2 and REVIEWER in everyone and OTHER in everyone
     assert 'data-testid="reviews-empty"' in author.get("/reviews").text
+    [declined] = [m for m in _mails(app, ADMIN) if "declined" in m["subject"]]  # the inviting admin is told
+    assert REVIEWER in declined["body"] and f"/questions/{PID}#reviews" in declined["body"]
 
 
 def test_only_the_invited_reviewer_opens_and_acts_on_a_review(app):
@@ -188,14 +197,18 @@ def test_only_the_invited_reviewer_opens_and_acts_on_a_review(app):
     author = signed_in(app, AUTHOR)
     assert post_form(author, f"{path}/response", {"response": "hi"}).status_code == 400
     assert post_form(signed_in(app, OTHER), f"{path}/response", {"response": "hi"}).status_code == 404
-    # only admins invite, only verified reviewers are invited, only while under review
+    # only admins invite, never the author, only while under review; an address without a reviewer account
+    # gets an invitation by e-mail (tests/web/test_web_review_rounds.py follows it)
     assert post_form(author, f"/questions/{PID}/reviews", {"email": OTHER}).status_code == 404
     refused = post_form(admin, f"/questions/{PID}/reviews", {"email": AUTHOR})
-    assert refused.status_code == 400 and "from the outbox page" in refused.text
+    assert refused.status_code == 400 and "cannot review it" in refused.text
     app.state.repo.add_role(ids["author"], "reviewer")
     assert "cannot review it" in post_form(admin, f"/questions/{PID}/reviews", {"email": AUTHOR}).text
     nobody = post_form(admin, f"/questions/{PID}/reviews", {"email": "nobody@example.org"})
-    assert "from the outbox page" in nobody.text
+    assert nobody.status_code == 303 and app.state.repo.user_by_email("nobody@example.org") is None
+    assert "/review-invitations/" in _mails(app, "nobody@example.org")[0]["body"]
+    bad = post_form(admin, f"/questions/{PID}/reviews", {"email": "not an address"})
+    assert bad.status_code == 400 and "enter a valid email address" in bad.text
     set_status(app.state.store, PID, "draft", ids["admin"])
     late = post_form(admin, f"/questions/{PID}/reviews", {"email": OTHER})
     assert late.status_code == 400 and "only while the question is under review" in late.text
@@ -222,7 +235,9 @@ def test_review_services_without_http(app):
                               actor=ids["reviewer"])  # fmt: skip
     reviews.respond_to_review(store, rid, "Added.")
     row = reviews.ReviewRepo(store).get(rid)
-    assert (row["state"], row["recommendation"], row["author_response"]) == ("submitted", "needs_revision", "Added.")
+    assert (row["state"], row["recommendation"]) == ("submitted", "needs_revision")
+    [message] = MessageRepo(store).for_reviews([rid])[rid]
+    assert (message["side"], message["author_id"], message["body"]) == ("author", ids["author"], "Added.")
 
 
 # -- approval: a reviewer and the administrator without remaining concerns -------------------------------------------

@@ -161,6 +161,12 @@ class AccountRepo:
     def delete_session(self, id_hash: str) -> None:
         self.store._execute(web_sessions.delete().where(_s.id_hash == id_hash))
 
+    def delete_user_sessions(self, user_id: str) -> int:
+        """End every session of one user (a password reset or change); returns how many there were."""
+        done = self.store._execute(web_sessions.delete().where(_s.user_id == user_id)
+                                   .execution_options(preserve_rowcount=True))  # fmt: skip
+        return int(done.rowcount)
+
     def delete_expired_sessions(self, now: float) -> None:
         self.store._execute(web_sessions.delete().where(_s.expires_at <= now))
 

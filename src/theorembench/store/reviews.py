@@ -65,11 +65,15 @@ class ReviewRepo:
     def __init__(self, store: Store):
         self.store = store
 
-    def create(self, problem_id: str, version: int, reviewer_id: str, invited_by: str | None) -> int:
-        """A new invitation (state ``invited``); returns its id."""
+    def create(self, problem_id: str, version: int, reviewer_id: str, invited_by: str | None, *,
+               state: str = "invited", anonymous: bool = False) -> int:  # fmt: skip
+        """A new review: an invitation (state ``invited``), or one already ``accepted`` (an invitation accepted
+        by e-mail, a further round); returns its id."""
+        now = time.time()
         done = self.store._execute(web_reviews.insert().returning(_v.id), {
             "problem_id": problem_id, "version": version, "reviewer_id": reviewer_id, "invited_by": invited_by,
-            "state": "invited", "anonymous": 0, "created_at": time.time()})  # fmt: skip
+            "state": state, "anonymous": int(anonymous), "created_at": now,
+            "responded_at": now if state == "accepted" else None})  # fmt: skip
         return int(done.scalar_one())
 
     def get(self, review_id: int) -> Review | None:

@@ -407,6 +407,35 @@ web_flags = sa.Table(
     sqlite_autoincrement=True,
 )  # fmt: skip
 
+# -- review rounds (revision 0008): e-mail invitations of external reviewers, the author-reviewer discussion ------
+
+web_review_invitations = sa.Table(
+    "web_review_invitations", metadata,
+    sa.Column("token_hash", _text, primary_key=True),  # the SHA-256 of the link's token, never the token
+    sa.Column("problem_id", _text, sa.ForeignKey("improof_problems.id"), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("email", _text, nullable=False),
+    sa.Column("invited_by", _text),
+    sa.Column("state", _text, nullable=False),  # pending | accepted | declined
+    sa.Column("created_at", _time, nullable=False),
+    sa.Column("expires_at", _time, nullable=False),
+    sa.Column("answered_at", _time),
+    sa.Column("review_id", _serial, sa.ForeignKey("web_reviews.id")),  # the review made on acceptance
+    sa.Index("web_review_invitations_problem", "problem_id"),
+)  # fmt: skip
+
+web_review_messages = sa.Table(
+    "web_review_messages", metadata,
+    sa.Column("id", _serial, sa.Identity(), primary_key=True),
+    sa.Column("review_id", _serial, sa.ForeignKey("web_reviews.id"), nullable=False),
+    sa.Column("author_id", _text, sa.ForeignKey("web_users.id"), nullable=False),
+    sa.Column("side", _text, nullable=False),  # author | reviewer | admin: how the thread labels the writer
+    sa.Column("body", _text, nullable=False),
+    sa.Column("created_at", _time, nullable=False),
+    sa.Index("web_review_messages_review", "review_id"),
+    sqlite_autoincrement=True,
+)  # fmt: skip
+
 # -- provider batches (revision 0007): a batch is recorded before it is polled, so a killed run never pays twice --
 
 llm_batches = sa.Table(

@@ -1,4 +1,4 @@
-"""Accounts: sign-up with email verification, invitations that grant a role, the first admin.
+"""Accounts: sign-up with email verification, invitations that grant a role, the first admin, password change and reset.
 
 Tokens (verification and invitation links) are random, shown once (in the mail) and stored as
 their SHA-256 digest; each is single-use and expires. Emails are kept lower-case.
@@ -156,3 +156,54 @@ def ensure_account(repo: AccountRepo, email: str, password: str, role: str, *, g
 def create_admin(repo: AccountRepo, email: str, password: str) -> str:
     """A verified admin account (or the admin role and this password for an existing one); returns its id."""
     return ensure_account(repo, email, password, "admin")
+
+
+# -- password change and reset (``web_tokens`` kind "password_reset": one-time, expiring) -------------------------
+
+RESET_KIND = "password_reset"
+RESET_TTL_S = 3600
+
+
+def change_password(repo: AccountRepo, user: dict[str, Any], current: str, new: str) -> None:
+    """Set a new password after checking the current one (:class:`AccountError` naming what to fix)."""
+    if not verify_password(user.get("password_hash"), current or ""):
+        raise AccountError("the current password is wrong")
+    _check_password(new)
+    repo.set_password(user["id"], hash_password(new))
+
+
+def request_password_reset(repo: AccountRepo, email: str, *, now: float | None = None) -> tuple[str, str | None]:
+    """A reset token for the account of ``email``: (the address, the token), the token None without an account.
+
+    The caller answers the same way either way, so the page never tells whether an address has an account.
+    """
+    email = normalise_email(email)
+    if repo.user_by_email(email) is None:
+        return email, None
+    token, digest = new_token()
+    repo.add_token(digest, RESET_KIND, email, role=None, created_by=None, expires_at=(now or time.time()) + RESET_TTL_S)
+    return email, token
+
+
+def reset_link_live(repo: AccountRepo, token: str, *, now: float | None = None) -> bool:
+    return repo.live_token(token_hash(token), RESET_KIND, now or time.time()) is not None
+
+
+def reset_password(repo: AccountRepo, token: str, password: str, *, now: float | None = None) -> str:
+    """Use a live reset token once: set the new password and mark the address verified (the mail reached it).
+
+    Returns the user id; the caller ends the user's sessions. :class:`AccountError` for a bad token or password.
+    """
+    now = now or time.time()
+    digest = token_hash(token)
+    row = repo.live_token(digest, RESET_KIND, now)
+    user = repo.user_by_email(row["email"]) if row else None
+    if row is None or user is None:
+        raise AccountError("this reset link is unknown, already used or expired: ask for a new one")
+    _check_password(password)
+    with repo.store.transaction():
+        if not repo.use_token(digest, RESET_KIND, now):
+            raise AccountError("this reset link is unknown, already used or expired: ask for a new one")
+        repo.set_password(user["id"], hash_password(password))
+        repo.set_verified(user["id"])
+    return user["id"]

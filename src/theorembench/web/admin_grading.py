@@ -2,7 +2,8 @@
 
 Only answers for human graders are assigned (agentic, tiers 1–3 and models without a tier; see
 :mod:`theorembench.methods.improof.grading_queue`); the page counts those left out. An optional cap on a grader's
-answers takes the highest-priority ones (tier 1 first).
+answers takes the highest-priority ones (tier 1 first). A question's author grades it without being assigned (see
+:mod:`theorembench.web.grading`); the page lists them among its graders, marked.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from theorembench.methods.improof.catalog import list_problems
 from theorembench.methods.improof.grading_queue import left_out_answers
 from theorembench.store.grading import GradingRepo
 from theorembench.store.improof import Conflict, ImproofRepo
+from theorembench.store.reviews import users_with_roles
 from theorembench.web import blind
 from theorembench.web.context import Ctx, PageError, guard, page, redirect
 from theorembench.web.policy import GRADABLE
@@ -32,15 +34,17 @@ def _questions(ctx: Ctx) -> list[dict[str, Any]]:
         for assignment in grading.assignments(problem_id=pid):
             user = ctx.repo.user(assignment["grader_id"])
             email = user["email"] if user else assignment["grader_id"]
-            graders.append(blind.progress(store, assignment, email))
+            graders.append(blind.progress(store, assignment, email)
+                           | {"author": assignment["grader_id"] == problem["author"]})  # the author grades too
         out.append({"id": pid, "title": problem["title"], "answers": len(blind.gradable_answers(store, pid)),
                     "left_out": len(left_out_answers(store, pid)), "graders": graders})  # fmt: skip
     return out
 
 
 def _admin_page(ctx: Ctx, status: int = 200, error: str | None = None) -> HTMLResponse:
+    graders = [u["email"] for u in users_with_roles(ctx.repo.store, "grader") if u["verified"]]  # the picker
     return page(ctx, "admin_grading.html", status, questions=_questions(ctx), error=error,
-                assigned=ctx.request.query_params.get("assigned"))  # fmt: skip
+                assigned=ctx.request.query_params.get("assigned"), grader_choices=graders)  # fmt: skip
 
 
 def register(app: FastAPI) -> None:

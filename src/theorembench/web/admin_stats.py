@@ -57,9 +57,14 @@ def stats_doc(app: FastAPI) -> dict[str, Any] | None:
     return doc
 
 
+NO_SCORES = "no auto-graded answers yet (n=0)"
+NO_GRADES = "no complete grades yet (n=0)"
+GRADED_AND_SCORED = "grades of auto-graded answers"
+
+
 def _mean_progress(block: dict[str, Any]) -> str:
     if block.get("value") is None:
-        return "n=0"
+        return NO_GRADES
     low, high = block["ci95"]
     return f"{block['value']:.2f} [{low:.2f}–{high:.2f}] n={block['questions']} questions"
 
@@ -70,14 +75,17 @@ def model_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     for name, m in doc["models"].items():
         s, dist = m["subquestions"], m["progress"]
         indicators = [{"name": ind, "label": INDICATOR_LABELS[ind],
-                       "true": pct(m["indicators"][ind]["rates"]["true"], count=m["indicators"][ind]["counts"]["true"]),
+                       "true": pct(m["indicators"][ind]["rates"]["true"], count=m["indicators"][ind]["counts"]["true"],
+                                   missing=NO_GRADES),
                        "na": m["indicators"][ind]["counts"]["na"]} for ind in INDICATORS]  # fmt: skip
         rows.append({"model": name, "answers": s["answers"] + s["unscored"], "unscored": s["unscored"],
-                     "score": pct(s["score"]), "all_correct": pct(s["all_correct"]), "sigma": sigma_text(s["runs"]),
+                     "score": pct(s["score"], missing=NO_SCORES), "all_correct": pct(s["all_correct"], missing=NO_SCORES),
+                     "sigma": sigma_text(s["runs"]),
                      "mean_progress": _mean_progress(m["mean_progress"]), "grades": m["grades"]["complete"],
                      "left_out": m["grades"]["left_out"],
                      "progress_counts": [dist["counts"][str(k)] for k in PROGRESS_LEVELS],
-                     "pearson": corr(m["correlations"]["pearson_score_progress"]), "indicators": indicators})
+                     "pearson": corr(m["correlations"]["pearson_score_progress"], GRADED_AND_SCORED),
+                     "indicators": indicators})
     return rows
 
 
@@ -95,7 +103,7 @@ def agreement_rows(doc: dict[str, Any]) -> dict[str, Any] | None:
         rows.append((b["label"], f"{b['agreed']}/{b['pairs']}", pct(b["rate"], count=b["agreed"])))
     return {"pairs": a["pairs"], "answers": a["answers"], "graders": a["graders"], "rows": rows,
             "kappa_linear": coefficient(r["kappa_linear"]), "kappa_quadratic": coefficient(r["kappa_quadratic"]),
-            "alpha_progress": coefficient(r["alpha_progress"])}  # fmt: skip
+            "alpha_progress": coefficient(r["alpha_progress"], "answers")}  # fmt: skip
 
 
 def grades_csv(store: Store) -> str:
@@ -140,7 +148,7 @@ def register(app: FastAPI) -> None:
         doc = stats_doc(ctx.request.app)
         if doc is None:
             return page(ctx, "admin_stats.html", doc=None, exports=EXPORTS)
-        overall = corr(doc["overall"]["correlations"]["pearson_score_progress"])
+        overall = corr(doc["overall"]["correlations"]["pearson_score_progress"], GRADED_AND_SCORED)
         return page(ctx, "admin_stats.html", doc=doc, counts=doc["counts"], models=model_rows(doc),
                     corrections=doc.get("grade_corrections") or {"grades": 0, "revisions": 0},
                     agreement=agreement_rows(doc), overall=overall, charts=sorted(charts(doc)),

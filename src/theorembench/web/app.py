@@ -20,7 +20,18 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from theorembench.common.errors import UserError
 from theorembench.store.accounts import AccountRepo
 from theorembench.store.db import Store
-from theorembench.web import admin_stats, authoring, evaluations, grading, jobs, pages, reviews
+from theorembench.web import (
+    admin_stats,
+    assignments,
+    authoring,
+    evaluations,
+    grading,
+    jobs,
+    pages,
+    review_invitations,
+    review_rounds,
+    reviews,
+)
 from theorembench.web.context import HERE, Ctx, LoginFirst, PageError, anonymous_ctx, guard, page, redirect, templates
 from theorembench.web.outbox import smtp_problem
 from theorembench.web.ratelimit import DEFAULT_LIMITS
@@ -110,6 +121,8 @@ def create_app(db: str | None = None, *, secret_key: str | None = None, smtp_url
         return HTMLResponse(render_markdown(text))
 
     for module in (pages, authoring, reviews, evaluations, grading, admin_stats):
+        module.register(app)
+    for module in (review_invitations, review_rounds, assignments):  # reviewing: invitations, rounds, bulk
         module.register(app)
     if workers > 0:
         app.router.on_startup.append(lambda: jobs.start_workers(app, workers))

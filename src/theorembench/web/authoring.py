@@ -203,7 +203,7 @@ def _question_page(ctx: Ctx, problem: dict[str, Any], subject: Subject, version:
     names = people(ctx, {v["created_by"] for v in versions} | {e["actor"] for e in events})
     versions = [v | {"when": _when(v["created_at"])} for v in versions]
     events = [e | {"when": _when(e["at"])} for e in events]
-    subs = [s | {"points_text": _points_text(s.get("points", 1))} for s in payload.get("subquestions") or []]
+    subs = list(payload.get("subquestions") or [])  # points printed by the ``points`` filter (web/wording.py)
     stage = PIPELINE.index(subject.status) if subject.status in PIPELINE else None
     values = {"pid": pid, "problem": problem, "payload": payload, "subject": subject, "can": _can(ctx, subject),
               "shown_version": shown["version"] if shown else problem["current_version"],
@@ -220,11 +220,6 @@ def _question_page(ctx: Ctx, problem: dict[str, Any], subject: Subject, version:
 
 def _when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.gmtime(at))
-
-
-def _points_text(points: Any) -> str:
-    number = float(points)
-    return str(int(number)) if number.is_integer() else f"{number:g}"
 
 
 def _author_name(ctx: Ctx) -> str:

@@ -69,20 +69,23 @@ def _top(answers: list[dict[str, Any]], limit: int | None, rng: Drawer) -> list[
     return above + tied[: limit - len(above)]
 
 
-def assign(store: Store, problem_id: str, grader_id: str, *, by: str | None = None,
-           rng: Drawer | None = None, limit: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
+def assign(store: Store, problem_id: str, grader_id: str, *, by: str | None = None, rng: Drawer | None = None,
+           limit: int | None = None, up_to_rank: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Assign a grader to a question, or refresh their assignment; returns their answer order (the page's).
 
     Only answers for human graders are assigned (tiers 1–3, agentic). A new assignment gives every answer a
     random alias. A refresh keeps the existing aliases (and their reveal marks) and gives the answers recorded
     since random unused aliases. ``limit`` caps the grader's answers: the highest-priority ones are taken (tier 1
     first; at random within the tier where the cap falls), and a refresh fills up to the cap the same way.
+    ``up_to_rank`` leaves out the answers of a lower priority (:func:`~grading_queue.grading_rank` above it).
     """
     if limit is not None and limit < 1:
         raise BadGrade("the number of answers per grader must be at least 1")
     rng = rng or secrets.SystemRandom()
     repo = GradingRepo(store)
     answers = gradable_answers(store, problem_id)
+    if up_to_rank is not None:
+        answers = [a for a in answers if (grading_queue.grading_rank(a) or 0) <= up_to_rank]
     found = repo.assignment(problem_id, grader_id)
     if found is None:
         ids = [a["id"] for a in _top(answers, limit, rng)]
@@ -104,6 +107,42 @@ def assign(store: Store, problem_id: str, grader_id: str, *, by: str | None = No
     order = in_page_order(old + [{"answer_id": a, "alias": n} for a, n in zip(new, names)])
     repo.set_order(problem_id, grader_id, old, order)
     return order
+
+
+def author_rank(store: Store, problem_id: str, author_id: str, author: str) -> int | None:
+    """Up to which priority the author of a question grades now: the highest rank (tier 1 first) with an answer the
+    author has not yet graded to the end (complete or given up); None when the question has no answer to grade.
+
+    So an author whose time is short grades the most important answers first, as the paper's tiers intend, and
+    the answers of the next tier join their page once those are final (before any model is revealed)."""
+    answers = gradable_answers(store, problem_id)
+    if not answers:
+        return None
+    assignment = GradingRepo(store).assignment(problem_id, author_id)
+    rows = {r["id"]: r for r in ImproofRepo(store).answers(problem_id=problem_id)}
+    done = {(rows[s.answer_id]["model"], rows[s.answer_id]["mode"], rows[s.answer_id]["epoch"])
+            for s in slots(store, assignment, author) if s.final}  # fmt: skip
+    ranks = sorted({rank for a in answers if (rank := grading_queue.grading_rank(a)) is not None})
+    for rank in ranks:
+        if any((a["model"], a["mode"], a["epoch"]) not in done for a in answers
+               if grading_queue.grading_rank(a) == rank):  # fmt: skip
+            return rank
+    return ranks[-1]
+
+
+def author_assignment(store: Store, problem_id: str, author_id: str, author: str, *,
+                      rng: Drawer | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """The author's own assignment on their question (``author``: their email), made or refreshed on each visit:
+    the answers for human graders up to :func:`author_rank`, under aliases drawn for the author alone, like any
+    grader's. None while the question has no answer to grade (no assignment is made)."""
+    rank = author_rank(store, problem_id, author_id, author)
+    repo = GradingRepo(store)
+    if rank is not None:
+        try:
+            assign(store, problem_id, author_id, by=author_id, rng=rng, up_to_rank=rank)
+        except Conflict:  # refreshed meanwhile by another request of theirs: that one's order stands
+            pass
+    return repo.assignment(problem_id, author_id)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from theorembench.store.improof import ImproofRepo
 from theorembench.web import csrf, sessions
 from theorembench.web.policy import QUESTION_RULES, Subject, allowed, login_first, signed_in_enough
 from theorembench.web.render import render_markdown
+from theorembench.web.wording import points
 
 HERE = Path(__file__).parent
 MAX_BODY = 1_000_000
@@ -96,6 +97,7 @@ def templates() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)  # fmt: skip
     env.filters["markdown"] = lambda text: Markup(render_markdown(text))
+    env.filters["points"] = points  # "1 point", "1.5 points": one wording everywhere
     return env
 
 

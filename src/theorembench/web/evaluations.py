@@ -1,8 +1,8 @@
 """Model tests of a question, job pages, and the administrators' evaluations with verdict checks.
 
 Routes: ``POST /questions/{pid}/test`` (question_test), ``GET /jobs/{job_id}`` (job_view),
-``GET|POST /admin/evaluations`` (admin_evaluations, admin_eval_launch), ``GET /admin/evaluations/{job_id}``
-(admin_eval_view) and ``POST /admin/answers/{answer_id}/verdicts/{sub_index}`` (admin_verdict).
+``GET|POST /admin/evaluations`` (admin_evaluations, admin_eval_launch: the jobs launched here and every run in the
+store, :mod:`theorembench.web.evaluation_runs`), ``GET /admin/evaluations/{job_id}`` (admin_eval_view) and ``POST /admin/answers/{answer_id}/verdicts/{sub_index}`` (admin_verdict).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from theorembench.methods.improof import autograde
 from theorembench.methods.improof.answers import get_answer
 from theorembench.methods.improof.catalog import list_problems
 from theorembench.store.jobs import JobRepo
-from theorembench.web import jobs
+from theorembench.web import evaluation_runs, jobs
 from theorembench.web.context import Ctx, PageError, guard, page, redirect
 from theorembench.web.policy import Subject
 
@@ -32,23 +32,21 @@ def _line(exc: Exception) -> str:
 def _eval_list(ctx: Ctx, status: int = 200, error: str | None = None, form: dict[str, str] | None = None) -> Any:
     store = ctx.repo.store
     evaluations = [jobs.job_view(j) for j in JobRepo(store).jobs(kind="evaluation")]
-    return page(ctx, "admin_evaluations.html", status, evaluations=evaluations, models=ctx.request.app.state.models,
+    return page(ctx, "admin_evaluations.html", status, evaluations=evaluations, runs=evaluation_runs.store_runs(store),
+                models=ctx.request.app.state.models,
                 modes=jobs.MODES, problems=list_problems(store, status="active"), error=error,
                 form=form or {"main_tokens": "300000", "sub_tokens": "100000", "epochs": "1", "scope": "all"})
 
 
 def evaluation_answers(store: Any, job: dict[str, Any]) -> list[dict[str, Any]]:
     """The answers a finished evaluation recorded, each with its effective subquestion verdicts."""
-    out = []
-    for answer_id in (job.get("result") or {}).get("answer_ids", []):
-        answer = get_answer(store, answer_id)
-        out.append(answer | {"verdicts": autograde.effective_verdicts(store, answer_id),
-                             "score": autograde.answer_score(store, answer_id)})  # fmt: skip
-    return out
+    answers = [get_answer(store, answer_id) for answer_id in (job.get("result") or {}).get("answer_ids", [])]
+    return evaluation_runs.graded_answers(store, answers)
 
 
 def register(app: FastAPI) -> None:
-    """Add this module's routes to ``app``."""
+    """Add this module's routes to ``app``, and the run pages of :mod:`theorembench.web.evaluation_runs`."""
+    evaluation_runs.register(app)
 
     @app.post("/questions/{pid}/test")
     def question_test(pid: str, ctx: Ctx = guard("question_test")) -> Response:
@@ -96,7 +94,7 @@ def register(app: FastAPI) -> None:
         job = JobRepo(ctx.repo.store).get(job_id)
         if job is None:  # any job: admins may also look at a question's model test here
             raise PageError(404, *_NOT_FOUND)
-        return page(ctx, "admin_evaluation.html", job=jobs.job_view(job),
+        return page(ctx, "admin_evaluation.html", job=jobs.job_view(job), back=f"/admin/evaluations/{job_id}",
                     answers=evaluation_answers(ctx.repo.store, job))  # fmt: skip
 
     @app.post("/admin/answers/{answer_id}/verdicts/{sub_index}")

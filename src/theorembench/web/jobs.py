@@ -246,6 +246,8 @@ def question_tests(ctx: Any, problem: dict[str, Any], subject: Any) -> dict[str,
     can_test = allowed(ctx.user, "question_test", subject)
     if not can_test:
         return {"can_test": False, "tests": [], "models": [], "problem_id": problem["id"]}
-    tests = [job_view(j) for j in JobRepo(ctx.repo.store).jobs(kind="test_model", problem_id=problem["id"])]
+    repo = JobRepo(ctx.repo.store)
+    tests = [job_view(j) for j in repo.jobs(kind="test_model", problem_id=problem["id"])]
+    used = repo.count_since(ctx.user["id"], "test_model", time.time() - TEST_WINDOW_S)
     return {"can_test": True, "tests": tests, "models": list(ctx.request.app.state.models),
-            "problem_id": problem["id"], "test_limit": TEST_LIMIT}  # fmt: skip
+            "problem_id": problem["id"], "test_limit": TEST_LIMIT, "tests_left": max(0, TEST_LIMIT - used)}  # fmt: skip

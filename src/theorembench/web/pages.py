@@ -1,4 +1,8 @@
-"""The foundation's pages: dashboard, sign-up and verification, login and logout, invitations, the outbox."""
+"""The foundation's pages: dashboard, sign-up and verification, login and logout, invitations, the outbox.
+
+The profile and password pages are :mod:`theorembench.web.account_pages`; About, privacy and the contributor
+list are :mod:`theorembench.web.info_pages`.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from theorembench.methods.improof.problems import STATUSES
-from theorembench.web import accounts, ratelimit, sessions
+from theorembench.web import account_pages, accounts, info_pages, ratelimit, sessions
 from theorembench.web.accounts import ROLES, AccountError
 from theorembench.web.context import Ctx, PageError, guard, page, redirect
 from theorembench.web.outbox import send_mail
@@ -32,7 +36,13 @@ def _mail(ctx: Ctx, to: str, subject: str, body: str) -> None:
 
 
 def register(app: FastAPI) -> None:
-    """Add the foundation's routes to ``app``."""
+    """Add the foundation's routes to ``app``, with the account pages (profile, password) and the project's pages."""
+    account_pages.register(app)
+    info_pages.register(app)
+
+    @app.get("/review-guidelines", response_class=HTMLResponse)
+    def review_guidelines(ctx: Ctx = guard("review_guidelines")) -> HTMLResponse:
+        return page(ctx, "review_guidelines.html")
 
     @app.get("/", response_class=HTMLResponse)
     def dashboard(ctx: Ctx = guard("dashboard")) -> HTMLResponse:

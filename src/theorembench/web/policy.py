@@ -18,13 +18,17 @@ from typing import Any, Callable
 # -- site actions: roles alone ---------------------------------------------------------------------------------
 
 PUBLIC = frozenset({"dashboard", "healthz", "signup", "login", "logout", "verify", "invite", "guidelines"})
+PUBLIC |= {"about", "privacy", "password_reset"}  # the project's pages; asking for and using a reset link
+PUBLIC |= {"review_guidelines", "review_invitation"}  # the reviewers' guidelines; an e-mailed review invitation
 MEMBERS = frozenset({"preview", "questions", "reviews", "grading_list"})
+MEMBERS |= {"profile", "password_change", "contributors"}  # one's own account; the contributor list
 AUTHORS = frozenset({"question_new"})
 ADMIN = frozenset({
     "admin_outbox", "admin_invite", "admin_evaluations", "admin_eval_launch", "admin_eval_view",
     "admin_verdict", "admin_stats", "admin_export", "admin_grading", "admin_grading_assign", "admin_flags",
     "admin_flag_resolve", "admin_users",
 })  # fmt: skip
+ADMIN |= {"admin_assign"}  # several questions at once to one reviewer or grader
 
 # -- question actions: roles and the user's relationship to the question -----------------------------------------
 
@@ -79,10 +83,13 @@ QUESTION_RULES: dict[str, Rule] = {
     # a reviewer accepts/declines an invitation and submits the review: only their own
     "review_respond": lambda w, s: w.review_owner,
     "review_submit": lambda w, s: w.review_owner and s.status == "under_review",
-    # blind grading: only graders assigned to the question, once it is live
-    "grading_view": lambda w, s: w.grader and s.status in GRADABLE,
-    "grading_save": lambda w, s: w.grader and s.status in GRADABLE,
-    "grading_flag": lambda w, s: w.grader and s.status in GRADABLE,
+    # a review's discussion (once submitted) and a further round with its reviewer (while under review)
+    "review_discuss": lambda w, s: w.admin or w.author or w.review_owner,
+    "review_round": lambda w, s: (w.admin or w.author or w.review_owner) and s.status == "under_review",
+    # blind grading, once the question is live: its author (as in the paper) and the graders assigned to it
+    "grading_view": lambda w, s: (w.grader or w.author) and s.status in GRADABLE,
+    "grading_save": lambda w, s: (w.grader or w.author) and s.status in GRADABLE,
+    "grading_flag": lambda w, s: (w.grader or w.author) and s.status in GRADABLE,
     # a background job's page: its owner (the subject's ``author``) and admins
     "job_view": lambda w, s: w.admin or w.author,
 }

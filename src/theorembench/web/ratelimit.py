@@ -1,8 +1,8 @@
-"""Rate limits on login and sign-up, per client address and per email, counted in the store.
+"""Rate limits on login, sign-up and password-reset requests, per client address and per email, counted in the store.
 
 A window opens at a key's first counted attempt and lasts ``window_s``; within it at most
 ``limit`` attempts pass, the next ones answer 429. Login counts failed attempts only (a user who
-types the right password is never locked out by their own successes); sign-up counts every attempt.
+types the right password is never locked out by their own successes); sign-up and reset requests count every attempt.
 The limits live in ``app.state.limits`` so a deployment (or a test) can change them.
 """
 
@@ -20,7 +20,7 @@ class Limit:
     window_s: float = 60.0
 
 
-DEFAULT_LIMITS = {"login": Limit(), "signup": Limit()}
+DEFAULT_LIMITS = {"login": Limit(), "signup": Limit(), "reset": Limit(limit=3)}
 
 
 def _keys(kind: str, ip: str, email: str) -> list[str]:

@@ -16,6 +16,7 @@ made moot by a new version). The administrator's decision is the move itself.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from fastapi import FastAPI
@@ -26,21 +27,26 @@ from theorembench.methods.improof.catalog import set_status
 from theorembench.store.accounts import AccountRepo
 from theorembench.store.db import Store
 from theorembench.store.improof import ImproofRepo
-from theorembench.store.reviews import ReviewRepo, users_with_roles
+from theorembench.store.review_rounds import InvitationRepo, MessageRepo
+from theorembench.store.reviews import Review, ReviewRepo, users_with_roles
 from theorembench.web.accounts import AccountError, normalise_email
 from theorembench.web.context import Ctx, PageError, guard, page, redirect
 from theorembench.web.outbox import send_mail
 from theorembench.web.policy import Subject, allowed
 from theorembench.web.render import MAX_CHARS
+from theorembench.web.review_rounds import (
+    ReviewError,
+    changes_since_previous,
+    post_message,
+    reviewer_labels,
+    round_blocker,
+    round_numbers,
+    thread,
+)
 
 RECOMMENDATIONS = {"recommend": "Recommend", "needs_revision": "Needs revision", "not_suitable": "Not suitable"}
 BACK_TO_DRAFT = ("needs_revision", "not_suitable")
-ANONYMOUS = "Anonymous reviewer"
 STATE_LABELS = {"invited": "Invited", "accepted": "Accepted", "declined": "Declined", "submitted": "Submitted"}
-
-
-class ReviewError(ValueError):
-    """A review action that cannot be done (one line, safe to show)."""
 
 
 # -- services -------------------------------------------------------------------------------------------------
@@ -60,8 +66,8 @@ def invite_reviewer(store: Store, problem_id: str, email: str, *, by: str | None
         raise ReviewError(str(exc)) from None
     user = AccountRepo(store).user_by_email(address)
     if user is None or not user["verified"] or "reviewer" not in user["roles"]:
-        raise ReviewError(f"{address} is not a verified reviewer: invite them to the platform as a reviewer first, "
-                          "from the outbox page (/admin/outbox)")  # fmt: skip
+        raise ReviewError(f"{address} is not a verified reviewer: invite them by e-mail from the question's page "
+                          "(the account is made when they accept)")  # fmt: skip
     if user["id"] == found["author"]:
         raise ReviewError("the author of a question cannot review it")
     reviews = ReviewRepo(store)
@@ -134,26 +140,38 @@ def approval_blocker(store: Store, problem_id: str) -> str | None:
 
 
 def respond_to_review(store: Store, review_id: int, text: str) -> None:
-    """The author's response to a submitted review (a later one replaces it)."""
+    """The author's reply to a submitted review: a message of its discussion, written by the question's author."""
+    review = ReviewRepo(store).get(review_id)
+    found = ImproofRepo(store).problem(review["problem_id"]) if review else None
+    author = AccountRepo(store).user(found["author"]) if found and found["author"] else None
+    if review is None or review["state"] != "submitted" or author is None:
+        raise ReviewError("only a submitted review can be answered")
     if not text.strip():
         raise ReviewError("write a response first")
-    if len(text) > MAX_CHARS:
-        raise ReviewError(f"the response may have at most {MAX_CHARS} characters")
-    if not ReviewRepo(store).respond(review_id, text):
-        raise ReviewError("only a submitted review can be answered")
+    post_message(store, review_id, dict(author), text)
+
+
+def admin_addresses(store: Store, invited_by: str | None) -> list[str]:
+    """Whom to tell about a review or an invitation: the admin who invited, else every admin."""
+    inviter = AccountRepo(store).user(invited_by) if invited_by else None
+    if inviter is not None and "admin" in inviter["roles"]:
+        return [inviter["email"]]
+    return [u["email"] for u in users_with_roles(store, "admin")]
 
 
 # -- what pages show -------------------------------------------------------------------------------------------
 
 
-def _shown(review: dict[str, Any], *, admin: bool, own: bool) -> dict[str, Any]:
-    """A review as a page shows it; the reviewer's email only to admins, the reviewer, or when not anonymous."""
+def _shown(review: Review, label: str, rounds: dict[int, int], *, admin: bool, own: bool) -> dict[str, Any]:
+    """A review as a page shows it: labelled "Reviewer N"; the reviewer's email only to admins, the reviewer, or
+    when the review is signed (not anonymous)."""
     known = admin or own or not review["anonymous"]
     return {"id": review["id"], "problem_id": review["problem_id"], "version": review["version"],
             "state": review["state"], "state_label": STATE_LABELS.get(review["state"], review["state"]),
             "recommendation": review["recommendation"],
             "recommendation_label": RECOMMENDATIONS.get(review["recommendation"] or "", ""),
-            "anonymous": bool(review["anonymous"]), "reviewer": review["reviewer_email"] if known else ANONYMOUS,
+            "anonymous": bool(review["anonymous"]), "label": label, "round": rounds.get(review["id"]),
+            "reviewer": review["reviewer_email"] if known else label, "named": known,
             "comment": review["comment"] or "", "author_response": review["author_response"] or "",
             "created_at": review["created_at"], "submitted_at": review["submitted_at"],
             "own": own}  # fmt: skip
@@ -162,22 +180,52 @@ def _shown(review: dict[str, Any], *, admin: bool, own: bool) -> dict[str, Any]:
 def question_reviews(ctx: Ctx, problem: dict[str, Any], subject: Subject) -> dict[str, Any]:
     """Template values for the reviews section of a question page (``_reviews_section.html``).
 
-    Admins see every review with its reviewer; a reviewer sees their own; the author sees submitted
-    reviews, an anonymous one as "Anonymous reviewer".
+    Admins see every review with its reviewer and the invitations by e-mail; a reviewer sees their own; the
+    author sees submitted reviews, each reviewer as "Reviewer N" (named too when the review is signed), with
+    their discussions.
     """
+    store = ctx.repo.store
     admin = allowed(ctx.user, "review_invite", subject)
     author = allowed(ctx.user, "question_respond", subject)
+    found = ReviewRepo(store).for_problem(problem["id"])
+    labels, rounds = reviewer_labels(found), round_numbers(found)
+    messages = MessageRepo(store).for_reviews([r["id"] for r in found])
     items = []
-    for review in ReviewRepo(ctx.repo.store).for_problem(problem["id"]):
+    for review in found:
         own = review["reviewer_id"] == ctx.uid
         if admin or own or (author and review["state"] == "submitted"):
-            item = _shown(review, admin=admin, own=own)
-            item["can_respond"] = author and review["state"] == "submitted"
+            label = labels[review["reviewer_id"]]
+            item = _shown(review, label, rounds, admin=admin, own=own)
+            submitted = review["state"] == "submitted"
+            item["thread"] = thread(messages[review["id"]], review, label, viewer=ctx.uid, admin=admin)
+            can_reply = submitted and (author or admin) and not own
+            base = f"/questions/{problem['id']}/reviews/{review['id']}"
+            item["reply_action"] = (base + ("/response" if author else "/messages")) if can_reply else ""
+            item["reply_field"] = "response" if author else "message"
+            item["can_round"] = (author or admin) and round_blocker(found, review, subject.status) is None
             items.append(item)
     can_invite = admin and subject.status == "under_review"
-    choices = [u["email"] for u in users_with_roles(ctx.repo.store, "reviewer") if u["verified"]] if can_invite else []
+    invitations = InvitationRepo(store).for_problem(problem["id"]) if admin else []
     return {"review_items": items, "review_can_invite": can_invite, "review_problem_id": problem["id"],
-            "reviewer_choices": choices}  # fmt: skip
+            "reviewer_choices": reviewer_choices(store) if can_invite else [],
+            "review_invitations": [invitation_shown(i) for i in invitations]}  # fmt: skip
+
+
+def reviewer_choices(store: Store) -> list[dict[str, str]]:
+    """The picker's entries: verified reviewers first (one step: the invitation goes straight to them)."""
+    users = [u for u in users_with_roles(store) if u["verified"]]
+    users.sort(key=lambda u: ("reviewer" not in u["roles"], u["email"]))
+    return [{"email": u["email"], "roles": ", ".join(u["roles"]) or "no role"} for u in users]
+
+
+INVITATION_LABELS = {"pending": "Sent, not answered", "accepted": "Accepted", "declined": "Declined"}
+
+
+def invitation_shown(invitation: dict[str, Any], now: float | None = None) -> dict[str, Any]:
+    """An invitation by e-mail for the admin's lists; a pending one past its expiry shows as expired."""
+    expired = invitation["state"] == "pending" and invitation["expires_at"] <= (now or time.time())
+    return invitation | {"label": "Expired" if expired else INVITATION_LABELS.get(invitation["state"], ""),
+                         "shown_state": "expired" if expired else invitation["state"]}  # fmt: skip
 
 
 # -- routes ----------------------------------------------------------------------------------------------------
@@ -201,12 +249,18 @@ def _title(store: Store, problem_id: str, version: int | None = None) -> str:
 def _review_page(ctx: Ctx, pid: str, rid: int, subject: Subject, status: int = 200, *,
                  form: dict[str, str] | None = None, errors: dict[str, str] | None = None) -> HTMLResponse:  # fmt: skip
     store = ctx.repo.store
-    review = ReviewRepo(store).get(rid)
+    found = ReviewRepo(store).for_problem(pid)
+    review = next(r for r in found if r["id"] == rid)
+    labels, rounds = reviewer_labels(found), round_numbers(found)
     version = ImproofRepo(store).version(pid, review["version"])
     can_submit = review["state"] == "accepted" and allowed(ctx.user, "review_submit", subject)
-    return page(ctx, "review.html", status, review=_shown(review, admin=False, own=True), problem_id=pid,
-                payload=version["payload"], question_status=subject.status, can_submit=can_submit,
-                recommendations=RECOMMENDATIONS, form=form or {}, errors=errors or {})  # fmt: skip
+    shown = _shown(review, labels[review["reviewer_id"]], rounds, admin=False, own=True)
+    messages = MessageRepo(store).for_reviews([rid])[rid]
+    return page(ctx, "review.html", status, review=shown, problem_id=pid, payload=version["payload"],
+                question_status=subject.status, can_submit=can_submit, recommendations=RECOMMENDATIONS,
+                form=form or {}, errors=errors or {}, changes=changes_since_previous(store, found, review),
+                thread=thread(messages, review, shown["label"], viewer=ctx.uid, admin=False),
+                can_round=round_blocker(found, review, subject.status) is None)  # fmt: skip
 
 
 def register(app: FastAPI) -> None:
@@ -214,29 +268,23 @@ def register(app: FastAPI) -> None:
 
     @app.get("/reviews", response_class=HTMLResponse)
     def reviews_list(ctx: Ctx = guard("reviews")) -> HTMLResponse:
+        store = ctx.repo.store
         admin = "admin" in (ctx.user.get("roles") or ())
-        rows = ReviewRepo(ctx.repo.store).listing(None if admin else ctx.uid)
+        rows = ReviewRepo(store).listing(None if admin else ctx.uid)
+        per_problem: dict[str, list[Review]] = {}
         items = []
         for row in rows:
+            found = per_problem.setdefault(row["problem_id"], ReviewRepo(store).for_problem(row["problem_id"]))
             own = row["reviewer_id"] == ctx.uid
-            item = _shown(row, admin=admin, own=own)
-            item["title"] = _title(ctx.repo.store, row["problem_id"], row["version"])
+            item = _shown(row, reviewer_labels(found)[row["reviewer_id"]], round_numbers(found), admin=admin, own=own)
+            item["title"] = _title(store, row["problem_id"], row["version"])
             item["link"] = (f"/questions/{row['problem_id']}/reviews/{row['id']}" if own
                             else f"/questions/{row['problem_id']}#review-{row['id']}")  # fmt: skip
             items.append(item)
-        return page(ctx, "reviews.html", items=items, admin=admin)
-
-    @app.post("/questions/{pid}/reviews")
-    def review_invite(pid: str, ctx: Ctx = guard("review_invite")) -> Response:
-        ctx.question(pid)
-        try:
-            rid, user = invite_reviewer(ctx.repo.store, pid, ctx.form.get("email", ""), by=ctx.uid)
-        except ReviewError as exc:
-            raise PageError(400, "Cannot invite this reviewer", f"{exc}.") from None
-        _mail(ctx, user["email"], "IMProofBench: invitation to review a question",
-              f"You are invited to review the question \"{_title(ctx.repo.store, pid)}\".\n"
-              f"Open it to accept or decline:\n{ctx.base_url()}/questions/{pid}/reviews/{rid}\n")  # fmt: skip
-        return redirect(ctx, f"/questions/{pid}#reviews")
+        invitations = []
+        for invitation in InvitationRepo(store).listing() if admin else []:
+            invitations.append(invitation_shown(invitation) | {"title": _title(store, invitation["problem_id"])})
+        return page(ctx, "reviews.html", items=items, admin=admin, invitations=invitations)
 
     @app.get("/questions/{pid}/reviews/{rid}", response_class=HTMLResponse)
     def review_view(pid: str, rid: str, ctx: Ctx = guard("review_respond")) -> HTMLResponse:
@@ -246,11 +294,17 @@ def register(app: FastAPI) -> None:
 
     def _answer(pid: str, rid: str, ctx: Ctx, accept: bool) -> Response:
         number = _rid(rid)
-        ctx.question(pid, review_id=number)
+        problem, _ = ctx.question(pid, review_id=number)
         try:
             answer_invitation(ctx.repo.store, number, accept)
         except ReviewError as exc:
             raise PageError(400, "Already answered", f"{exc}.") from None
+        if not accept:
+            review = ReviewRepo(ctx.repo.store).get(number)
+            for to in admin_addresses(ctx.repo.store, review["invited_by"]):
+                _mail(ctx, to, "IMProofBench: a review invitation was declined",
+                      f"{review['reviewer_email']} declined to review \"{problem['payload'].get('title') or pid}\". "
+                      f"Invite another reviewer:\n{ctx.base_url()}/questions/{pid}#reviews\n")  # fmt: skip
         return redirect(ctx, f"/questions/{pid}/reviews/{number}")
 
     @app.post("/questions/{pid}/reviews/{rid}/accept")
@@ -275,14 +329,21 @@ def register(app: FastAPI) -> None:
                                  anonymous=bool(form["anonymous"]), comment=form["comment"], actor=ctx.uid)  # fmt: skip
         except ReviewError as exc:
             return _review_page(ctx, pid, number, subject, 400, form=form, errors={"form": str(exc)})
+        title = problem["payload"].get("title") or pid
+        verdict = RECOMMENDATIONS[form["recommendation"]].lower()
         author = ctx.repo.user(problem["author"]) if problem["author"] else None
         if author is not None:
             then = ("It is back in draft: revise it and submit it for review again." if back
                     else "Its status is unchanged.")  # fmt: skip
             _mail(ctx, author["email"], "IMProofBench: your question was reviewed",
-                  f"Your question \"{problem['payload'].get('title') or pid}\" received a review "
-                  f"({RECOMMENDATIONS[form['recommendation']].lower()}). {then}\n"
+                  f"Your question \"{title}\" received a review ({verdict}). {then}\n"
                   f"Read it and respond:\n{ctx.base_url()}/questions/{pid}#review-{number}\n")  # fmt: skip
+        review = ReviewRepo(ctx.repo.store).get(number)
+        for to in admin_addresses(ctx.repo.store, review["invited_by"]):
+            _mail(ctx, to, "IMProofBench: a review is complete",
+                  f"{review['reviewer_email']} reviewed version {review['version']} of \"{title}\": {verdict}"
+                  f"{' (the question is back in draft)' if back else ''}.\n"
+                  f"{ctx.base_url()}/questions/{pid}#review-{number}\n")  # fmt: skip
         return redirect(ctx, f"/questions/{pid}/reviews/{number}")
 
     @app.post("/questions/{pid}/reviews/{rid}/response")
@@ -296,5 +357,5 @@ def register(app: FastAPI) -> None:
         review = ReviewRepo(ctx.repo.store).get(number)
         _mail(ctx, review["reviewer_email"], "IMProofBench: the author responded to your review",
               f"The author of \"{problem['payload'].get('title') or pid}\" responded to your review:\n"
-              f"{ctx.base_url()}/questions/{pid}/reviews/{number}\n")  # fmt: skip
+              f"{ctx.base_url()}/questions/{pid}/reviews/{number}#discussion\n")  # fmt: skip
         return redirect(ctx, f"/questions/{pid}#review-{number}")

@@ -2,7 +2,8 @@
 
 A visitor without a session still gets a random cookie value (anonymous: no row), which the
 CSRF token of the login and sign-up forms is bound to. Logging in always issues a new id
-(rotation), logging out deletes the row and issues a new anonymous id.
+(rotation), logging out deletes the row and issues a new anonymous id. A password reset or change ends every
+session of the user (:func:`end_all`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,11 @@ def end(repo: AccountRepo, value: str | None) -> str:
     if value:
         repo.delete_session(_digest(value))
     return new_id()
+
+
+def end_all(repo: AccountRepo, user_id: str) -> int:
+    """Sign the user out everywhere (every browser, this one too); returns how many sessions ended."""
+    return repo.delete_user_sessions(user_id)
 
 
 def set_cookie(request: Request, response: Response, value: str, *, signed_in: bool) -> None:

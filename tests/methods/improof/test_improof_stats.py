@@ -123,7 +123,7 @@ def test_fixture_reproduces_paper_table_4(paper_agreement: dict) -> None:
                      "calculation": 0.6545, "conceptual": 0.6182, "insight": 0.5818, "incorrect_logic": 0.5818}
     assert paper_agreement["indicators"]["correct_result"]["left_out_na"] == 2
     assert paper_agreement["indicators"]["insight"]["left_out_na"] == 0
-    assert paper_agreement["indicators"]["correct_result"]["label"] == "Correct End Result"
+    assert paper_agreement["indicators"]["correct_result"]["label"] == "Correct Result"  # the form's word
 
 
 def test_fixture_reproduces_paper_question_bands(paper_agreement: dict) -> None:
@@ -324,8 +324,8 @@ def test_report_and_charts_from_plain_rows(tmp_path) -> None:
     paths = write_outputs(doc, tmp_path / "out")
     text = paths["report"].read_text()
     assert "| Progress, exact | 28/55 | 50.9% [" in text
-    assert "| Correct End Result | 45/53 | 84.9% [" in text and "| 2 |" in text
-    assert "| Hallucinated Facts | 41/55 | 74.5% [" in text  # 41/55 itself, not the stored 0.7455 rounded again
+    assert "| Correct Result | 45/53 | 84.9% [" in text and "| 2 |" in text
+    assert "| Hallucinated | 41/55 | 74.5% [" in text  # 41/55 itself, not the stored 0.7455 rounded again
     assert "- high agreement (≥ 80%): 2 of 11 questions (18.2% [" in text
     assert json.loads(paths["stats"].read_text())["agreement"]["progress"]["within_one"] == 49
     svg = paths["agreement.svg"].read_text()

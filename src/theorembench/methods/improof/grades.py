@@ -37,6 +37,23 @@ VALUES = ("true", "false", "not_sure")
 NA = "na"  # only for correct_result: open-ended problems, or the answer is unknown
 GRADE_STATUSES = ("incomplete", "complete", "given_up")
 PROGRESS = {0: "no progress", 1: "minor progress", 2: "major progress", 3: "full solution"}
+# the one set of display names of the indicators (the grading form's, App. B.4): grading, statistics, exports
+INDICATOR_LABELS = {
+    "incorrect_logic": "Incorrect Logic", "hallucinated": "Hallucinated", "calculation": "Calculation",
+    "conceptual": "Conceptual", "understanding": "Understanding", "correct_result": "Correct Result",
+    "insight": "Insight", "usefulness": "Usefulness",
+}  # fmt: skip
+# what each indicator means, as the grading page explains it
+INDICATOR_HELP = {
+    "incorrect_logic": "A step does not follow, or the argument is invalid as written.",
+    "hallucinated": "Cites a theorem, paper or result that does not exist or says something else.",
+    "calculation": "An arithmetic or algebraic slip.",
+    "conceptual": "Misunderstands a notion of the field at a basic level.",
+    "understanding": "States correctly what has to be shown or computed.",
+    "correct_result": "Reaches the right final answer (N/A: open problem, answer unknown).",
+    "insight": "Contains an idea or approach a mathematician would find worth noting.",
+    "usefulness": "Would help someone working on or learning this problem.",
+}
 COLUMNS = ("answer_id", "grader", "progress", *INDICATORS, "notes", "comment", "status")
 REQUIRED_COLUMNS = ("answer_id", "grader", "status")
 _SPELLINGS = {"true": "true", "yes": "true", "false": "false", "no": "false", "not_sure": "not_sure",

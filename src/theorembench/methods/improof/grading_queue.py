@@ -7,8 +7,10 @@ tier: its answers are graded after tier 3's (record the answer with a tier to pl
 user's own model, such as the demo's embedded one, can still be graded. An answer recorded without a
 tier takes its model's Table 1 tier (answers recorded before dated ids matched Table 1).
 
-The order decides *which* answers a grader gets when an assignment is capped (the top of the queue),
-never where they stand on the page: names and page order stay random (see ``web/aliases.py``).
+The order decides *which* answers a grader gets when an assignment is capped (the top of the queue), and in
+which rounds a question's author gets theirs (the highest rank first, the next once those are final: see
+``web/blind.py``, ``author_rank``), never where they stand on the page: names and page order stay random (see
+``web/aliases.py``).
 """
 
 from __future__ import annotations

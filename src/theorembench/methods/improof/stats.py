@@ -35,15 +35,18 @@ from dataclasses import replace
 from typing import Any
 
 from theorembench.common.stats import Z95, bounded_mean, proportion
-from theorembench.methods.improof.grades import ACHIEVEMENTS, INDICATORS, MISTAKES, NA, VALUES
+from theorembench.methods.improof.grades import (
+    ACHIEVEMENTS,
+    INDICATOR_LABELS,
+    INDICATORS,
+    MISTAKES,
+    NA,
+    PROGRESS,
+    VALUES,
+)
 
-INDICATOR_LABELS = {
-    "incorrect_logic": "Incorrect Logic", "hallucinated": "Hallucinated Facts", "calculation": "Calculation Error",
-    "conceptual": "Conceptual Error", "understanding": "Problem Understanding", "correct_result": "Correct End Result",
-    "insight": "Mathematical Insight", "usefulness": "Useful Progress",
-}  # fmt: skip
 PROGRESS_LEVELS = (0, 1, 2, 3)
-PROGRESS_LABELS = {0: "no progress", 1: "minor progress", 2: "major progress", 3: "full progress"}
+PROGRESS_LABELS = PROGRESS  # the grading form's words (grades.py), also INDICATOR_LABELS
 
 
 def complete(grades: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -29,41 +29,53 @@ from theorembench.sandbox import summary_line
 PROGRESS_COLOURS = ("#c0392b", "#e67e22", "#7fb3d5", "#1f618d")
 
 
-def pct(block: Mapping[str, Any] | None, digits: int = 1, *, count: int | None = None) -> str:
-    """``50.9% [37.1–64.6] n=55`` for an estimate dict (:func:`theorembench.common.stats.quote`); ``n=0`` when empty.
+def pct(block: Mapping[str, Any] | None, digits: int = 1, *, count: int | None = None,
+        missing: str = "n=0") -> str:
+    """``50.9% [37.1–64.6] n=55`` for an estimate dict (:func:`theorembench.common.stats.quote`); ``missing`` when
+    empty (it says what is missing).
 
     With ``count`` (successes), the percentage is count/n itself, not the stored value rounded to four digits
     (41/55 shows as 74.5%, not 74.6%).
     """
     est = Estimate.from_dict(block)
     if est is None or est.value is None or not est.n:
-        return "n=0"
+        return missing
     return quote(est if count is None else replace(est, value=count / est.n), digits)
 
 
-def corr(block: Mapping[str, Any] | None) -> str:
-    """``0.48 [0.21, 0.68] n=41`` for a correlation (``undefined`` when a side is constant)."""
+def corr(block: Mapping[str, Any] | None, what: str = "grades") -> str:
+    """``0.48 [0.21, 0.68] n=41`` for a correlation; where there is none, what is missing (``what``: the units)."""
+    n = int((block or {}).get("n") or 0)
     if not block or block.get("value") is None:
-        return f"undefined n={(block or {}).get('n', 0)}"
+        if n < 2:
+            return f"needs two or more {what} (n={n})"
+        return f"one side never varies: no correlation (n={n})"
     ci = block.get("ci95")
-    interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
-    return f"{block['value']:.2f}{interval} n={block['n']}"
+    interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else " [95% interval needs four or more]"
+    return f"{block['value']:.2f}{interval} n={n}"
 
 
-def coefficient(block: Mapping[str, Any]) -> str:
-    """κ or α with its bootstrap interval and n."""
+def coefficient(block: Mapping[str, Any], what: str = "pairs") -> str:
+    """κ or α with its bootstrap interval and n; where there is none, what is missing."""
+    n = int(block.get("n") or 0)
     if block.get("value") is None:
-        return f"undefined n={block.get('n', 0)}"
+        if n < 2:
+            return f"needs two or more {what} (n={n})"
+        return f"every mark is the same: no coefficient (n={n})"
     ci = block.get("ci95")
-    interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else " [interval undefined]"
-    return f"{block['value']:.3f}{interval} n={block['n']}"
+    interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else " [95% interval needs more varied marks]"
+    return f"{block['value']:.3f}{interval} n={n} {what}"
 
 
 def sigma_text(runs: Mapping[str, Any]) -> str:
+    """σ(M) over repeated runs with its ±1.96σ range; where there is none, what is missing."""
     if runs.get("sigma") is None:
-        if runs.get("questions"):
-            return f"undefined ({runs['single_run_questions']} of {runs['questions']} questions have one run)"
-        return "undefined"
+        questions, single = runs.get("questions") or 0, runs.get("single_run_questions") or 0
+        if not questions:
+            return "no auto-graded answers: σ(M) needs scored runs"
+        if single == questions:
+            return "one run per question: σ(M) needs repeats"
+        return f"σ(M) needs repeats: {single} of {questions} questions have one run"
     return f"{100 * runs['sigma']:.2f} pts (±1.96σ: {100 * runs['ci95'][0]:.1f}–{100 * runs['ci95'][1]:.1f}%)"
 
 
@@ -156,7 +168,7 @@ def _model_sections(doc: Mapping[str, Any]) -> list[str]:
                                                   f"{mp['questions']} questions")  # fmt: skip
         lines.append(f"| {name} | {d['n']} | " + " | ".join(cells) + f" | {mean} |")
     lines += ["", "## Indicators", "",
-              "Rates among complete grades; Correct End Result's rates leave out N/A marks, whose rate is shown apart.",
+              "Rates among complete grades; Correct Result's rates leave out N/A marks, whose rate is shown apart.",
               ""]  # fmt: skip
     for name, m in models.items():
         lines += [f"### {name}", "", "| indicator | true | false | not sure | N/A |", "|---|---|---|---|---|"]
@@ -246,12 +258,12 @@ def _agreement_section(a: Mapping[str, Any]) -> list[str]:
                      f"({pct(b['share'], count=b['questions'])})")
     r = a["reliability"]
     lines += ["", f"Chance-corrected (answer-bootstrap 95% intervals, {r['resamples']} resamples):", "",
-              f"- weighted Cohen's κ on progress, linear: {coefficient(r['kappa_linear'])} pairs",
-              f"- weighted Cohen's κ on progress, quadratic: {coefficient(r['kappa_quadratic'])} pairs",
-              f"- Krippendorff's α on progress (ordinal): {coefficient(r['alpha_progress'])} answers", "",
+              f"- weighted Cohen's κ on progress, linear: {coefficient(r['kappa_linear'])}",
+              f"- weighted Cohen's κ on progress, quadratic: {coefficient(r['kappa_quadratic'])}",
+              f"- Krippendorff's α on progress (ordinal): {coefficient(r['alpha_progress'], 'answers')}", "",
               "| indicator | Krippendorff's α (nominal) |", "|---|---|"]  # fmt: skip
     for ind in INDICATORS:
-        lines.append(f"| {INDICATOR_LABELS[ind]} | {coefficient(r['alpha_indicators'][ind])} answers |")
+        lines.append(f"| {INDICATOR_LABELS[ind]} | {coefficient(r['alpha_indicators'][ind], 'answers')} |")
     return lines + [""]
 
 

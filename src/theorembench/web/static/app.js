@@ -104,7 +104,21 @@
     main.insertBefore(note, main.firstChild);
   }
 
+  // A table wider than the screen scrolls inside its own box, not the whole page (a phone is 390 px wide).
+  function boxTables(root) {
+    var tables = root.querySelectorAll("main table");
+    for (var i = 0; i < tables.length; i++) {
+      var table = tables[i];
+      if (table.closest(".table-scroll, .diff-scroll, .question-history")) continue;
+      var box = document.createElement("div");
+      box.className = "table-scroll";
+      table.parentNode.insertBefore(box, table);
+      box.appendChild(table);
+    }
+  }
+
   function start() {
+    boxTables(document);
     typeset(document);
     var areas = document.querySelectorAll("textarea[data-preview-target]");
     for (var i = 0; i < areas.length; i++) wirePreview(areas[i]);

@@ -157,11 +157,23 @@
     });
   }
 
-  function tabStatus(status) {
+  function tabStatus(status, final) {
     if (!form) return;
     var alias = form.getAttribute("data-save-url").split("/").pop();
     var small = document.querySelector('[data-testid="answer-tab-status-' + alias + '"]');
     if (small) small.textContent = status.replace("_", " ");
+    var tab = document.querySelector('[data-testid="answer-tab-' + alias + '"]');
+    if (tab && final !== undefined) tab.classList.toggle("final", !!final);
+  }
+
+  // The progress bar: answers graded to the end (complete or given up) of those this grader has here.
+  function progressCounts(data) {
+    if (data.graded === undefined) return;
+    var bar = document.getElementById("grading-progress-bar");
+    bar.max = Math.max(1, data.to_grade);
+    bar.value = data.graded;
+    document.querySelector('[data-testid="grading-graded"]').textContent = String(data.graded);
+    document.querySelector('[data-testid="grading-to-grade"]').textContent = String(data.to_grade);
   }
 
   function highlight(missing) {
@@ -199,7 +211,8 @@
       if (answer.status === 200) {
         u.el.setAttribute("data-revision", String(answer.data.revision));
         if (u.dirty) keepDraft(u); else dropDraft(u);
-        if (answer.data.status) tabStatus(answer.data.status);
+        if (answer.data.status) tabStatus(answer.data.status, answer.data.final);
+        progressCounts(answer.data);
         if (answer.data.correction) correction = true;
         if (u.el === form) missingFields(answer.data.missing, answer.data.message);
         return;
@@ -365,4 +378,7 @@
   }
   toggle.addEventListener("click", function () { focus(!document.body.classList.contains("focus-mode")); });
   try { if (window.localStorage.getItem("tb-focus-mode") === "1") focus(true); } catch (e) { /* storage off */ }
+
+  // For grading_keys.js (the shortcuts and "Submit and next"): save now, and whether the grade still lacks fields.
+  window.tbGrading = { flush: flush, incomplete: function () { return incomplete; } };
 })();
