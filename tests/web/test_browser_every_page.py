@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from helpers.browser import log_in
-from helpers.web import PASSWORD, post_form, signed_in
+from helpers.web import PASSWORD, FirstOrder, post_form, signed_in
 
 from theorembench.methods.improof.answers import record_answer
 from theorembench.methods.improof.catalog import import_problems, set_status
@@ -53,15 +53,6 @@ def platform_app(platform_db: str) -> Any:
     return create_app(db=platform_db, secret_key="browser-tests-secret", workers=0)
 
 
-class _First:
-    """A grading RNG that keeps the order and names the first answer A."""
-
-    def shuffle(self, x: list[Any]) -> None:
-        pass
-
-    def sample(self, population: list[str], k: int) -> list[str]:
-        return list(population[:k])
-
 
 def _world(app: Any, tmp_path: Any) -> dict[str, str]:
     """The accounts, two questions, answers, a grader's assignment, a review and a queued evaluation."""
@@ -86,7 +77,7 @@ def _world(app: Any, tmp_path: Any) -> dict[str, str]:
         record_answer(store, run_id="cli-run", problem_id="tour-active", version=1, model=f"prov/model-{n}", tier=1,
                       epoch=0, mode="agentic", main_answer=f"Proof number {n}: by induction on $n$.",
                       sub_answers=["9"], stages=[{"stage": "main", "outcome": "submitted"}])  # fmt: skip
-    blind.assign(store, "tour-active", ids["grader"], by=ids["admin"], rng=_First())
+    blind.assign(store, "tour-active", ids["grader"], by=ids["admin"], rng=FirstOrder())
     ids["job"] = jobs.enqueue_evaluation(store, ids["admin"], model="local/smollm2", mode="agentic",
                                          problems=["tour-active"], models=app.state.models)  # fmt: skip
     admin = signed_in(app, ADMIN)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from helpers.browser import log_in
+from helpers.web import FirstOrder
 
 from theorembench.methods.improof.answers import record_answer
 from theorembench.methods.improof.catalog import import_problems
@@ -35,15 +36,6 @@ SECOND_TAB = (
 )
 
 
-class _First:
-    """A grading RNG that keeps the order and names the answer A."""
-
-    def shuffle(self, x: list[Any]) -> None:
-        pass
-
-    def sample(self, population: list[str], k: int) -> list[str]:
-        return list(population[:k])
-
 
 def _world(platform: Any, tmp_path: Any) -> str:
     store = platform.app.state.store
@@ -54,7 +46,7 @@ def _world(platform: Any, tmp_path: Any) -> str:
                            mode="agentic", main_answer="Proof text.", sub_answers=["9"],
                            stages=[{"stage": "main", "outcome": "submitted"}])  # fmt: skip
     uid = AccountRepo(store).create_user(GRADER, hash_password(PASSWORD), verified=True, roles=("grader",))
-    blind.assign(store, "squares", uid, rng=_First())
+    blind.assign(store, "squares", uid, rng=FirstOrder())
     return answer
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from helpers.web import FirstOrder
+
 from theorembench.methods.improof.answers import record_answer
 from theorembench.methods.improof.catalog import import_problems
 from theorembench.methods.improof.grades import get_grade
@@ -34,15 +36,6 @@ KEYS = (("incorrect_logic", "f", "false"), ("hallucinated", "f", "false"), ("cal
 COMMENT = "Typed with the keyboard: the base case is there."
 
 
-class _First:
-    """A grading RNG that keeps the order: the answers are named A, B, C in the order they were recorded."""
-
-    def shuffle(self, x: list[Any]) -> None:
-        pass
-
-    def sample(self, population: list[str], k: int) -> list[str]:
-        return list(population[:k])
-
 
 def _world(platform: Any, tmp_path: Any) -> list[str]:
     store = platform.app.state.store
@@ -53,7 +46,7 @@ def _world(platform: Any, tmp_path: Any) -> list[str]:
                              epoch=0, mode="agentic", main_answer=f"Proof number {n}: " + "a long line " * 40,
                              sub_answers=["9"], stages=[]) for n in range(3)]  # fmt: skip
     uid = AccountRepo(store).create_user(GRADER, hash_password(PASSWORD), verified=True, roles=("grader",))
-    blind.assign(store, "squares", uid, rng=_First())
+    blind.assign(store, "squares", uid, rng=FirstOrder())
     return answers
 
 

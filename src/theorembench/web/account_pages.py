@@ -52,6 +52,13 @@ def _reset_mail(ctx: Ctx, email: str, token: str | None) -> None:
     send_mail(ctx.repo, email, "IMProofBench: reset your password", body, ctx.request.app.state.smtp_url)
 
 
+def _live_reset_link(ctx: Ctx, token: str) -> None:
+    """A 404 page unless ``token`` is a reset link still usable."""
+    if not accounts.reset_link_live(ctx.repo, token):
+        raise PageError(404, "Reset link not found", "This reset link is unknown, already used or expired: "
+                                                     "ask for a new one at /reset.")  # fmt: skip
+
+
 def register(app: FastAPI) -> None:
     """Add the profile and password routes to ``app``."""
 
@@ -96,16 +103,12 @@ def register(app: FastAPI) -> None:
 
     @app.get("/reset/{token}", response_class=HTMLResponse)
     def reset_choose(token: str, ctx: Ctx = guard("password_reset")) -> HTMLResponse:
-        if not accounts.reset_link_live(ctx.repo, token):
-            raise PageError(404, "Reset link not found", "This reset link is unknown, already used or expired: "
-                                                         "ask for a new one at /reset.")  # fmt: skip
+        _live_reset_link(ctx, token)
         return page(ctx, "reset_password.html", token=token, error=None, done=False)
 
     @app.post("/reset/{token}", response_class=HTMLResponse)
     def reset_set(token: str, ctx: Ctx = guard("password_reset")) -> HTMLResponse:
-        if not accounts.reset_link_live(ctx.repo, token):
-            raise PageError(404, "Reset link not found", "This reset link is unknown, already used or expired: "
-                                                         "ask for a new one at /reset.")  # fmt: skip
+        _live_reset_link(ctx, token)
         new, again = ctx.form.get("new_password", ""), ctx.form.get("new_password_again", "")
         if new != again:
             return page(ctx, "reset_password.html", 400, token=token, done=False,

@@ -25,34 +25,27 @@ from theorembench.store.improof import ImproofRepo
 from theorembench.store.review_rounds import Invitation, InvitationRepo
 from theorembench.store.reviews import ReviewRepo
 from theorembench.web import sessions
-from theorembench.web.accounts import AccountError, new_token, normalise_email, token_hash
+from theorembench.web.accounts import new_token, normalise_email, token_hash
 from theorembench.web.auth import hash_password, password_problem
 from theorembench.web.context import Ctx, PageError, guard, page, redirect
 from theorembench.web.outbox import send_mail
-from theorembench.web.reviews import ReviewError, admin_addresses, invite_reviewer
+from theorembench.web.reviews import (
+    ReviewError,
+    admin_addresses,
+    invite_reviewer,
+    question_open_to_review,
+    reviewer_address,
+)
 
 INVITE_TTL_S = 14 * 24 * 3600
 GONE = "This invitation link is unknown, already answered or expired."
 
 
-def _question(store: Store, problem_id: str) -> dict[str, Any]:
-    found = ImproofRepo(store).problem(problem_id)
-    if found is None:
-        raise ReviewError(f"no question {problem_id!r}")
-    if found["status"] != "under_review":
-        raise ReviewError(f"reviewers can be invited only while the question is under review (it is "
-                          f"{found['status'].replace('_', ' ')})")  # fmt: skip
-    return found
-
-
 def invite_by_email(store: Store, problem_id: str, email: str, *, by: str | None,
                     now: float | None = None) -> tuple[str, int | str]:  # fmt: skip
     """One step: ("review", review id) for a verified reviewer, else ("email", the token of the mailed link)."""
-    found = _question(store, problem_id)
-    try:
-        address = normalise_email(email)
-    except AccountError as exc:
-        raise ReviewError(str(exc)) from None
+    found = question_open_to_review(store, problem_id)
+    address = reviewer_address(email)
     user = AccountRepo(store).user_by_email(address)
     if user is not None and user["id"] == found["author"]:
         raise ReviewError("the author of a question cannot review it")

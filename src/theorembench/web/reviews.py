@@ -52,18 +52,29 @@ STATE_LABELS = {"invited": "Invited", "accepted": "Accepted", "declined": "Decli
 # -- services -------------------------------------------------------------------------------------------------
 
 
-def invite_reviewer(store: Store, problem_id: str, email: str, *, by: str | None) -> tuple[int, dict[str, Any]]:
-    """Invite the verified reviewer with ``email`` to review the question's current version; (review id, user)."""
+def question_open_to_review(store: Store, problem_id: str) -> dict[str, Any]:
+    """The question, while reviewers may be invited to it (it is under review); else :class:`ReviewError`."""
     found = ImproofRepo(store).problem(problem_id)
     if found is None:
         raise ReviewError(f"no question {problem_id!r}")
     if found["status"] != "under_review":
         raise ReviewError(f"reviewers can be invited only while the question is under review (it is "
                           f"{found['status'].replace('_', ' ')})")  # fmt: skip
+    return found
+
+
+def reviewer_address(email: str) -> str:
+    """``email`` normalised, a bad one as :class:`ReviewError`."""
     try:
-        address = normalise_email(email)
+        return normalise_email(email)
     except AccountError as exc:
         raise ReviewError(str(exc)) from None
+
+
+def invite_reviewer(store: Store, problem_id: str, email: str, *, by: str | None) -> tuple[int, dict[str, Any]]:
+    """Invite the verified reviewer with ``email`` to review the question's current version; (review id, user)."""
+    found = question_open_to_review(store, problem_id)
+    address = reviewer_address(email)
     user = AccountRepo(store).user_by_email(address)
     if user is None or not user["verified"] or "reviewer" not in user["roles"]:
         raise ReviewError(f"{address} is not a verified reviewer: invite them by e-mail from the question's page "
